@@ -1,0 +1,55 @@
+"""The `arena` command line: one module per group of subcommands, each with `register()`.
+
+Every module adds its subcommands to the shared parser and sets `func` on them; `main` runs the
+chosen one and turns any `ArenaError` (bad input) into a one-line error with exit status 2.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Sequence
+
+from arena import __version__
+from arena.errors import ArenaError
+
+# modules under arena.cli that contribute subcommands, in help order
+_COMMAND_MODULES = ("games", "match", "tournament")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="arena",
+        description="Bot arena and tournament runner for Papagra, Wrigglers Squared, "
+        "Stripes! and Quadraphages/Hexaphage.",
+    )
+    parser.add_argument("--version", action="version", version=f"arena {__version__}")
+    sub = parser.add_subparsers(dest="command", metavar="COMMAND")
+    for name in _COMMAND_MODULES:
+        try:
+            module = importlib.import_module(f"arena.cli.{name}")
+        except ModuleNotFoundError as e:  # a command group not built yet
+            if e.name and e.name.startswith("arena."):
+                continue
+            raise
+        module.register(sub)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    if not getattr(args, "func", None):
+        parser.print_help()
+        return 2
+    try:
+        return int(args.func(args) or 0)
+    except ArenaError as e:
+        print(f"arena: error: {e}", file=sys.stderr)
+        return 2
+    except KeyboardInterrupt:
+        print("arena: interrupted", file=sys.stderr)
+        return 130
+    except BrokenPipeError:
+        return 0
