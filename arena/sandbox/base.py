@@ -1,0 +1,133 @@
+"""What the referee needs from a running bot, whatever isolates it.
+
+The referee only ever sees a `BotProcess`: a byte stream to write requests to, a byte stream to
+read replies from, a bounded tail of stderr, a way to wait for the exit and a way to end the
+whole thing. The `process` and `docker` isolation modes both implement it, so the referee, the
+clocks and the failure policy are written once and behave the same in both modes.
+"""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import trio
+
+
+@dataclass(frozen=True)
+class Limits:
+    """Resource limits for one bot; defaults suit a local tournament on a small machine.
+
+    `cpu_seconds` None means: derived by the referee from the time control (total budget plus
+    a safety factor), so a busy-looping bot is killed by the kernel even if the referee's own
+    deadline handling were to fail.
+    """
+
+    memory_mb: int = 1024
+    cpu_seconds: int | None = None
+    processes: int = 64
+    file_size_mb: int = 16
+    open_files: int = 256
+    network: bool = False
+    stderr_bytes: int = 64 * 1024
+    tmpfs_mb: int = 64  # docker mode: size of the writable /tmp
+
+
+@dataclass(frozen=True)
+class LaunchSpec:
+    """Everything needed to start one bot for one game.
+
+    `command` is an argv list; for `process` mode it runs with `workdir` as its working
+    directory (a fresh temporary copy-free directory the launcher creates when None); for
+    `docker` mode it is the command inside `image` (None = the image's own entrypoint/cmd).
+    `env` is the complete environment (the launcher adds nothing but a minimal PATH/HOME/LANG).
+    """
+
+    name: str
+    command: tuple[str, ...]
+    isolation: str = "process"  # "process" or "docker"
+    workdir: Path | None = None  # the bot's own directory (read-only for the bot in docker)
+    image: str | None = None
+    env: dict[str, str] = field(default_factory=dict)
+    limits: Limits = field(default_factory=Limits)
+    cpu_affinity: tuple[int, ...] | None = None  # pin the bot to these cores
+
+
+@dataclass(frozen=True)
+class ExitInfo:
+    """How a bot process ended, as far as the launcher could tell."""
+
+    returncode: int | None  # exit status, None if killed by a signal or unknown
+    signal: int | None = None  # terminating signal number, if any
+    memory_exceeded: bool = False  # the memory limit was hit (cgroup OOM or docker OOMKilled)
+    killed_by_arena: bool = False  # we ended it (deadline, end of game)
+
+    def describe(self) -> str:
+        if self.memory_exceeded:
+            return "killed: memory limit exceeded"
+        if self.signal is not None:
+            import signal as _signal
+
+            try:
+                name = _signal.Signals(self.signal).name
+            except ValueError:
+                name = str(self.signal)
+            return f"killed by signal {name}"
+        return f"exited with status {self.returncode}"
+
+
+class LaunchError(Exception):
+    """The bot could not be started (missing executable, bad image): a failed start."""
+
+
+class SandboxFault(Exception):
+    """The arena's side failed (docker daemon down, no cgroup, out of fds): not the bot's fault.
+
+    The tournament runner voids a game that raises this and plays it again.
+    """
+
+
+class BotProcess(ABC):
+    """One running bot. All methods are safe to call in any order, any number of times."""
+
+    #: requests go here (the bot's stdin)
+    stdin: trio.abc.SendStream
+    #: replies come from here (the bot's stdout)
+    stdout: trio.abc.ReceiveStream
+
+    @abstractmethod
+    def stderr_tail(self) -> str:
+        """The last captured stderr bytes (bounded by Limits.stderr_bytes), decoded leniently."""
+
+    @abstractmethod
+    async def wait(self) -> ExitInfo:
+        """Wait for the bot to exit."""
+
+    @abstractmethod
+    def exit_info(self) -> ExitInfo | None:
+        """ExitInfo if the bot has exited already, else None (non-blocking)."""
+
+    @abstractmethod
+    async def kill(self) -> None:
+        """End the bot and everything it started (its whole tree / container); idempotent."""
+
+    @abstractmethod
+    async def aclose(self) -> None:
+        """Kill, reap, release every resource (pipes, cgroup, container, temp dir)."""
+
+    async def __aenter__(self) -> BotProcess:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        with trio.CancelScope(shield=True):
+            await self.aclose()
+
+
+class Launcher(ABC):
+    """Starts bots in one isolation mode; `start` must be called inside the given nursery's
+    lifetime because stderr draining and exit watching run as tasks in it."""
+
+    @abstractmethod
+    async def start(self, spec: LaunchSpec, nursery: trio.Nursery) -> BotProcess:
+        """Start the bot; raises LaunchError (bot's fault) or SandboxFault (arena's fault)."""
