@@ -1,0 +1,261 @@
+"""Byte framing of protocol v1 messages: msgpack (default) and JSON Lines, with a size cap.
+
+Both the referee and bot-side code (the Python SDK) use these classes, so the two ends agree on
+exactly one definition of "a message", of its size and of what is malformed. The decoder is
+incremental (feed whatever bytes arrived, get the complete messages back) because the referee
+reads pipes in arbitrary chunks and must never block on a half-written message.
+
+msgpack needs no length prefix: every map is self-delimiting. The size of a message is the
+number of bytes of its encoding (for JSON Lines: the line without its `\\n`). A message over the
+cap is refused as soon as the bytes received prove it, without waiting for its end, so a bot
+streaming garbage cannot make the referee buffer more than about twice the cap.
+
+This module depends only on the standard library and `msgpack`, so bots written in Python can
+copy it verbatim.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import msgpack
+
+ENCODINGS: tuple[str, ...] = ("msgpack", "json")
+DEFAULT_MAX_MESSAGE_BYTES = 1 << 20
+
+
+class ProtocolError(Exception):
+    """The other side broke protocol v1 (malformed bytes, over the cap, wrong field types).
+
+    The message is meant for a bot author and says precisely what was wrong.
+    """
+
+
+def _check_encoding(encoding: str) -> str:
+    if encoding not in ENCODINGS:
+        raise ValueError(f"unknown encoding {encoding!r} (valid: {', '.join(ENCODINGS)})")
+    return encoding
+
+
+class Encoder:
+    """Turns message dicts into bytes ready to write to a pipe.
+
+    `max_message_bytes` (optional) refuses to produce a message the other side would reject,
+    so an oversized message is reported where it was made rather than as a remote failure.
+    """
+
+    __slots__ = ("_dumps", "encoding", "max_message_bytes")
+
+    def __init__(self, encoding: str = "msgpack", max_message_bytes: int | None = None) -> None:
+        self.encoding = _check_encoding(encoding)
+        self.max_message_bytes = max_message_bytes
+        if encoding == "msgpack":
+            # a Packer is reusable and avoids re-creating internal buffers for every message
+            self._dumps = msgpack.Packer(use_bin_type=True).pack
+        else:
+            dumps = json.JSONEncoder(
+                ensure_ascii=False, separators=(",", ":"), allow_nan=False
+            ).encode
+
+            def _json(msg: Any) -> bytes:
+                return dumps(msg).encode("utf-8") + b"\n"
+
+            self._dumps = _json
+
+    def encode(self, msg: dict[str, Any]) -> bytes:
+        try:
+            data = self._dumps(msg)
+        except (TypeError, ValueError, OverflowError) as e:
+            raise ProtocolError(f"cannot encode message as {self.encoding}: {e}") from None
+        cap = self.max_message_bytes
+        if cap is not None:
+            size = len(data) - (1 if self.encoding == "json" else 0)
+            if size > cap:
+                raise ProtocolError(f"message of {size} bytes exceeds the cap of {cap} bytes")
+        return data
+
+
+class Decoder:
+    """Incremental decoder: `feed(bytes)` returns the list of messages completed by them.
+
+    Every message must be a map (dict) with string keys. After a ProtocolError the stream is
+    unusable (there is no way to resynchronise a byte stream), so further feeds raise again.
+    `pending_bytes` tells how much of an unfinished message is buffered, which lets the reader
+    say "stdout closed in the middle of a message".
+    """
+
+    def __init__(
+        self, encoding: str = "msgpack", max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    ) -> None:
+        self.encoding = _check_encoding(encoding)
+        if max_message_bytes < 1:
+            raise ValueError("max_message_bytes must be positive")
+        self.max_message_bytes = max_message_bytes
+        self._error: ProtocolError | None = None
+        self._fed = 0  # total bytes fed (msgpack)
+        self._consumed = 0  # stream offset after the last complete message (msgpack)
+        self._buf = bytearray()  # unfinished line (json)
+        if encoding == "msgpack":
+            # The buffer holds at most one unfinished message (<= cap) plus one fed slice
+            # (<= cap): see feed().
+            self._unpacker = msgpack.Unpacker(
+                raw=False,
+                strict_map_key=True,
+                use_list=True,
+                max_buffer_size=2 * max_message_bytes + 16,
+            )
+
+    @property
+    def pending_bytes(self) -> int:
+        """Bytes of an unfinished message currently buffered (0 at a message boundary)."""
+        if self.encoding == "msgpack":
+            return self._fed - self._consumed
+        return len(self._buf)
+
+    def feed(self, data: bytes) -> list[dict[str, Any]]:
+        if self._error is not None:
+            raise self._error
+        try:
+            if self.encoding == "msgpack":
+                return self._feed_msgpack(data)
+            return self._feed_json(data)
+        except ProtocolError as e:
+            self._error = e
+            raise
+
+    # --- msgpack ---------------------------------------------------------------------------
+    def _feed_msgpack(self, data: bytes) -> list[dict[str, Any]]:
+        cap = self.max_message_bytes
+        out: list[dict[str, Any]] = []
+        view = memoryview(data)
+        # slices of at most `cap` bytes keep the unpacker's buffer under its limit
+        for start in range(0, len(view), cap):
+            chunk = view[start : start + cap]
+            self._unpacker.feed(chunk)
+            self._fed += len(chunk)
+            self._drain_msgpack(out)
+        return out
+
+    def _drain_msgpack(self, out: list[dict[str, Any]]) -> None:
+        cap = self.max_message_bytes
+        unpacker = self._unpacker
+        while True:
+            try:
+                obj = unpacker.unpack()
+            except msgpack.OutOfData:
+                break
+            except UnicodeDecodeError as e:
+                raise ProtocolError(
+                    f"malformed msgpack: a string is not valid UTF-8 ({e.reason})"
+                ) from None
+            except (ValueError, TypeError, msgpack.UnpackException) as e:
+                why = str(e) or f"{type(e).__name__} (not a valid msgpack value)"
+                raise ProtocolError(f"malformed msgpack: {why}") from None
+            end = unpacker.tell()
+            size = end - self._consumed
+            self._consumed = end
+            if size > cap:
+                raise ProtocolError(f"message of {size} bytes exceeds the cap of {cap} bytes")
+            if type(obj) is not dict:
+                raise ProtocolError(f"expected a map, got {_kind(obj)}")
+            out.append(obj)
+        pending = self._fed - self._consumed
+        if pending > cap:
+            raise ProtocolError(
+                f"message exceeds the cap of {cap} bytes ({pending} bytes received, unfinished)"
+            )
+
+    # --- JSON Lines --------------------------------------------------------------------------
+    def _feed_json(self, data: bytes) -> list[dict[str, Any]]:
+        cap = self.max_message_bytes
+        out: list[dict[str, Any]] = []
+        buf = self._buf
+        if b"\n" not in data:
+            buf += data
+        else:
+            buf += data
+            lines = buf.split(b"\n")
+            rest = lines.pop()
+            for line in lines:
+                if len(line) > cap:
+                    raise ProtocolError(
+                        f"message of {len(line)} bytes exceeds the cap of {cap} bytes"
+                    )
+                if line.endswith(b"\r"):
+                    line = line[:-1]
+                if not line.strip():
+                    continue  # blank lines are tolerated between messages
+                out.append(_json_message(bytes(line)))
+            self._buf = buf = bytearray(rest)
+        if len(buf) > cap:
+            raise ProtocolError(
+                f"message exceeds the cap of {cap} bytes ({len(buf)} bytes received, no newline)"
+            )
+        return out
+
+
+def _json_message(line: bytes) -> dict[str, Any]:
+    try:
+        text = line.decode("utf-8")
+    except UnicodeDecodeError as e:
+        raise ProtocolError(f"malformed JSON line: not valid UTF-8 ({e.reason})") from None
+    try:
+        obj = json.loads(text, parse_constant=_reject_constant)
+    except ValueError as e:
+        raise ProtocolError(f"malformed JSON line: {e}") from None
+    if type(obj) is not dict:
+        raise ProtocolError(f"expected a JSON object, got {_kind(obj)}")
+    return obj
+
+
+def _reject_constant(name: str) -> Any:
+    raise ValueError(f"{name} is not valid JSON")
+
+
+def _kind(obj: Any) -> str:
+    """Protocol-neutral name of a decoded value's type, for error messages."""
+    if obj is None:
+        return "nil"
+    if isinstance(obj, bool):
+        return "a boolean"
+    if isinstance(obj, int):
+        return "an integer"
+    if isinstance(obj, float):
+        return "a float"
+    if isinstance(obj, str):
+        return "a string"
+    if isinstance(obj, (bytes, bytearray)):
+        return "binary data"
+    if isinstance(obj, (list, tuple)):
+        return "an array"
+    if isinstance(obj, dict):
+        return "a map"
+    return type(obj).__name__
+
+
+def encode(msg: dict[str, Any], encoding: str = "msgpack") -> bytes:
+    """One-shot encoding (tests, tools); long-lived code keeps an Encoder."""
+    return Encoder(encoding).encode(msg)
+
+
+def decode_all(
+    data: bytes, encoding: str = "msgpack", max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+) -> list[dict[str, Any]]:
+    """Decode a complete byte string; trailing bytes of an unfinished message are an error."""
+    dec = Decoder(encoding, max_message_bytes)
+    out = dec.feed(data)
+    if dec.pending_bytes:
+        raise ProtocolError(f"{dec.pending_bytes} trailing bytes of an unfinished message")
+    return out
+
+
+__all__ = [
+    "DEFAULT_MAX_MESSAGE_BYTES",
+    "ENCODINGS",
+    "Decoder",
+    "Encoder",
+    "ProtocolError",
+    "decode_all",
+    "encode",
+]
