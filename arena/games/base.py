@@ -58,7 +58,9 @@ class OptionSpec:
     parse: Callable[[Any], Any]
 
 
-def parse_int(lo: int | None = None, hi: int | None = None, odd: bool = False) -> Callable[[Any], int]:
+def parse_int(
+    lo: int | None = None, hi: int | None = None, odd: bool = False
+) -> Callable[[Any], int]:
     """Parser for integer options with bounds; rejects bools, which TOML would happily pass."""
 
     def parse(value: Any) -> int:
@@ -182,7 +184,9 @@ class State(ABC):
 
     def resign(self, seat: int) -> None:
         """Record a resignation: the resigner loses whatever the position says."""
-        self._set_result(Result(1 - seat, "resign", self.scores(), f"{self.game.colours[seat]} resigned"))
+        self._set_result(
+            Result(1 - seat, "resign", self.scores(), f"{self.game.colours[seat]} resigned")
+        )
 
     @abstractmethod
     def _set_result(self, result: Result) -> None:

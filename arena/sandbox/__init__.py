@@ -5,8 +5,8 @@ from __future__ import annotations
 from arena.sandbox.base import (
     BotProcess,
     ExitInfo,
-    LaunchError,
     Launcher,
+    LaunchError,
     LaunchSpec,
     Limits,
     SandboxFault,
