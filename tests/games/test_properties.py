@@ -26,7 +26,7 @@ SMALL_OPTIONS = {
     "hexaphage": [{"max_turns": 60}],
 }
 
-JUNK_ACTIONS = ["", "zz99", "a0", "-", "--", "pass ", "9", "0", "a1a1", "-z1", "e5-e5x", "💥"]
+JUNK_ACTIONS = ["", "zz99", "a0", "-", "--", "pass pass", "9", "0", "a1a1", "-z1", "e5-e5x", "💥"]
 
 PROPERTY_SETTINGS = settings(
     max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow]
