@@ -1,0 +1,123 @@
+"""The process launcher against real child processes."""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+
+import pytest
+import trio
+
+from arena.sandbox import LaunchError, LaunchSpec, Limits, launcher_for
+
+
+def py(code: str) -> tuple[str, ...]:
+    return (sys.executable, "-c", code)
+
+
+async def read_all(stream: trio.abc.ReceiveStream) -> bytes:
+    out = bytearray()
+    while chunk := await stream.receive_some(65536):
+        out += chunk
+    return bytes(out)
+
+
+async def test_echo_roundtrip_and_exit_status():
+    async with trio.open_nursery() as nursery:
+        bot = await launcher_for("process").start(LaunchSpec("cat", ("cat",)), nursery)
+        async with bot:
+            await bot.stdin.send_all(b"hello\n")
+            assert await bot.stdout.receive_some(100) == b"hello\n"
+            await bot.stdin.aclose()
+            info = await bot.wait()
+            assert info.returncode == 0 and info.signal is None
+            assert not info.killed_by_arena
+            assert bot.exit_info() == info
+
+
+async def test_environment_is_scrubbed_and_workdir_is_private(monkeypatch):
+    monkeypatch.setenv("ARENA_SECRET", "hunter2")
+    spec = LaunchSpec(
+        "env",
+        py("import os, json; print(json.dumps([dict(os.environ), os.getcwd()]))"),
+        env={"EXTRA": "1"},
+    )
+    async with trio.open_nursery() as nursery:
+        bot = await launcher_for("process").start(spec, nursery)
+        async with bot:
+            out = await read_all(bot.stdout)
+            await bot.wait()
+    env, cwd = json.loads(out)
+    assert "ARENA_SECRET" not in env
+    assert env["EXTRA"] == "1"
+    assert env["LANG"] == "C.UTF-8"
+    assert env["HOME"] == cwd
+    assert not await trio.Path(cwd).exists(), "fresh workdir removed"
+
+
+async def test_stderr_tail_is_bounded():
+    code = "import sys\nfor i in range(20000): sys.stderr.write(f'line {i}\\n')\n"
+    spec = LaunchSpec("noisy", py(code), limits=Limits(stderr_bytes=1000))
+    async with trio.open_nursery() as nursery:
+        bot = await launcher_for("process").start(spec, nursery)
+        async with bot:
+            await bot.wait()
+        # aclose waits (bounded) for stderr to be drained, so the tail is complete now
+        tail = bot.stderr_tail()
+    assert len(tail.encode()) <= 1000
+    assert tail.endswith("line 19999\n")
+
+
+async def test_kill_ends_the_whole_group_and_reports_it():
+    code = (
+        "import os, subprocess, sys, time\n"
+        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
+        "print(child.pid, flush=True)\n"
+        "time.sleep(60)\n"
+    )
+    async with trio.open_nursery() as nursery:
+        bot = await launcher_for("process").start(LaunchSpec("sleeper", py(code)), nursery)
+        async with bot:
+            line = b""
+            while not line.endswith(b"\n"):
+                line += await bot.stdout.receive_some(100)
+            child = int(line)
+            await bot.kill()
+            info = await bot.wait()
+            assert info.killed_by_arena
+            assert info.signal is not None
+    assert await trio.to_thread.run_sync(gone_within, child, 5.0)
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().split(")")[-1].split()[0] != "Z"
+    except FileNotFoundError:
+        return False
+
+
+def gone_within(pid: int, seconds: float) -> bool:
+    """Poll /proc (in a worker thread): a killed process vanishes once its reaper runs."""
+    deadline = time.monotonic() + seconds
+    while alive(pid):
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.01)
+    return True
+
+
+async def test_missing_executable_is_a_launch_error():
+    async with trio.open_nursery() as nursery:
+        with pytest.raises(LaunchError):
+            await launcher_for("process").start(LaunchSpec("ghost", ("/nonexistent/bot",)), nursery)
+
+
+async def test_aclose_is_idempotent():
+    async with trio.open_nursery() as nursery:
+        bot = await launcher_for("process").start(LaunchSpec("sleep", ("sleep", "60")), nursery)
+        await bot.aclose()
+        await bot.aclose()
+        info = bot.exit_info()
+        assert info is not None and info.killed_by_arena
