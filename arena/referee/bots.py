@@ -1,0 +1,391 @@
+"""How a bot is described: a `bot.toml` manifest, a directory holding one, or a command line.
+
+Everything that asks for a bot (the CLI, tournament configs, `arena check`) goes through
+`load_bot`, so the three spellings behave identically everywhere. A `BotSpec` is a plain frozen
+value: it can be shared between concurrent games and turned into a `LaunchSpec` for any
+isolation mode.
+
+Two conveniences make bots portable between machines:
+- `python`/`python3` as the first word of a command means the interpreter running the arena,
+  so Python bots find the installed `protocol` package and `msgpack` whatever PATH says;
+- the optional `build` step (e.g. compiling a C bot) runs before first use, and again when a
+  file it names is newer than the bot's executable.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import shlex
+import shutil
+import subprocess
+import sys
+import tomllib
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from arena.errors import ArenaError
+from arena.sandbox import ISOLATION_MODES, LaunchSpec, Limits
+from protocol.framing import ENCODINGS
+
+MANIFEST_NAME = "bot.toml"
+_PYTHON_NAMES = ("python", "python3", f"python3.{sys.version_info.minor}")
+
+_MANIFEST_KEYS = {
+    "name": "the bot's name (required)",
+    "command": "argv list or a command string (required)",
+    "workdir": "working directory, relative to the manifest",
+    "encoding": "msgpack or json",
+    "version": "version string",
+    "author": "author",
+    "description": "free text",
+    "language": "free text",
+    "build": "argv list or string run before first use",
+    "isolation": "process or docker",
+    "image": "docker image",
+    "env": "table of extra environment variables",
+    "limits": "table of resource limits",
+}
+
+
+class BotError(ArenaError):
+    """A bot description that cannot be used: bad manifest, missing file, failed build."""
+
+
+class BuildError(BotError):
+    """The bot's build step failed; the message ends with the tail of the build output."""
+
+
+@dataclass(frozen=True)
+class BotSpec:
+    """A bot, as described by its manifest or command line (paths resolved, values checked)."""
+
+    name: str
+    command: tuple[str, ...]
+    workdir: Path
+    encoding: str = "msgpack"
+    version: str = ""
+    author: str = ""
+    isolation: str = "process"
+    image: str | None = None
+    limits: Limits = field(default_factory=Limits)
+    source: str = ""
+    build: tuple[str, ...] | None = None
+    env: tuple[tuple[str, str], ...] = ()
+    #: the manifest file, None for a plain command line (which then gets a fresh working
+    #: directory of its own rather than the user's current directory)
+    manifest: Path | None = None
+
+    def launch_spec(
+        self,
+        *,
+        isolation: str | None = None,
+        cpu_affinity: tuple[int, ...] | None = None,
+        limits: Limits | None = None,
+    ) -> LaunchSpec:
+        """The sandbox's view of this bot. The environment is scrubbed: only the manifest's
+        own `env` on top of the launcher's minimal PATH/HOME/LANG."""
+        env = dict(self.env)
+        mode = isolation or self.isolation
+        return LaunchSpec(
+            name=self.name,
+            command=self.command,
+            isolation=mode,
+            workdir=self.workdir if self.manifest is not None else None,
+            image=self.image,
+            env=env,
+            limits=limits or self.limits,
+            cpu_affinity=cpu_affinity,
+        )
+
+    def executable_path(self) -> Path | None:
+        """The file that identifies this bot's code: the first command word that is a file
+        of the bot (its binary or script), else the program found on PATH."""
+        first = self.command[0]
+        for word in self.command[1:] if _is_python(first) else self.command:
+            if word.startswith("-"):
+                continue
+            p = Path(word) if os.path.isabs(word) else self.workdir / word
+            if p.is_file():
+                return p
+            if word is first and "/" not in word:
+                found = shutil.which(word)
+                if found:
+                    return Path(found)
+        found = shutil.which(first)
+        return Path(found) if found else None
+
+    def executable_hash(self) -> str:
+        """sha256 of the bot's executable (or script) if resolvable, else of the command."""
+        path = self.executable_path()
+        h = hashlib.sha256()
+        if path is not None:
+            try:
+                with path.open("rb") as f:
+                    for block in iter(lambda: f.read(1 << 20), b""):
+                        h.update(block)
+                return "sha256:" + h.hexdigest()
+            except OSError:
+                pass
+        h.update(shlex.join(self.command).encode())
+        return "sha256:" + h.hexdigest()
+
+    def needs_build(self) -> bool:
+        """True when the build step must run: its output is missing or older than a file it
+        names. Without an identifiable output, always (builds are assumed idempotent)."""
+        if not self.build:
+            return False
+        output = self._build_output()
+        if output is None or not output.exists():
+            return True
+        built = output.stat().st_mtime
+        for word in self.build[1:]:
+            p = self.workdir / word
+            if p != output and p.is_file() and p.stat().st_mtime > built:
+                return True
+        manifest = self.manifest
+        return manifest is not None and manifest.stat().st_mtime > built
+
+    def _build_output(self) -> Path | None:
+        """The command word the build produces (named in the build argv), else the command's
+        own path if it has one."""
+        assert self.build is not None
+        built_names = {os.path.normpath(w) for w in self.build[1:]}
+        for word in self.command:
+            if os.path.normpath(word) in built_names:
+                return Path(word) if os.path.isabs(word) else self.workdir / word
+        first = self.command[0]
+        if "/" in first and not _is_python(first):
+            return Path(first) if os.path.isabs(first) else self.workdir / first
+        return None
+
+    def ensure_built(self, timeout: float = 300.0) -> None:
+        """Run the build step if needed. Blocking: call it via `trio.to_thread.run_sync`.
+
+        A lock file in the bot's directory serialises concurrent games that use the same bot,
+        so that no game executes a binary while another game is rewriting it.
+        """
+        if not self.build or not self.needs_build():
+            return
+        lock_path = self.workdir / ".arena-build.lock"
+        try:
+            lock = lock_path.open("a")
+        except OSError:
+            lock = None  # read-only bot directory: build without the lock
+        with lock if lock is not None else contextlib.nullcontext():
+            if lock is not None:
+                fcntl.flock(lock, fcntl.LOCK_EX)
+            if not self.needs_build():  # another game built it while we waited
+                return
+            argv = list(self.build)
+            if _is_python(argv[0]):
+                argv[0] = sys.executable
+            try:
+                proc = subprocess.run(
+                    argv,
+                    cwd=self.workdir,
+                    capture_output=True,
+                    timeout=timeout,
+                    check=False,
+                )
+            except FileNotFoundError:
+                raise BuildError(f"bot {self.name}: build command not found: {argv[0]}") from None
+            except subprocess.TimeoutExpired:
+                raise BuildError(f"bot {self.name}: build timed out after {timeout:g} s") from None
+            if proc.returncode != 0:
+                out = (proc.stderr or proc.stdout).decode(errors="replace").strip()
+                tail = "\n".join(out.splitlines()[-10:])
+                raise BuildError(
+                    f"bot {self.name}: build `{shlex.join(self.build)}` failed with status "
+                    f"{proc.returncode}" + (f":\n{tail}" if tail else "")
+                )
+
+    def describe(self) -> dict[str, Any]:
+        """The bot as the game record stores it."""
+        return {
+            "name": self.name,
+            "version": self.version,
+            "author": self.author,
+            "command": list(self.command),
+            "source": self.source,
+            "encoding": self.encoding,
+            "isolation": self.isolation,
+        }
+
+
+def _is_python(word: str) -> bool:
+    return os.path.basename(word) in _PYTHON_NAMES or word == sys.executable
+
+
+def _python_command(argv: list[str]) -> tuple[str, ...]:
+    if argv and argv[0] in _PYTHON_NAMES:
+        argv = [sys.executable, *argv[1:]]
+    return tuple(argv)
+
+
+def load_bot(text_or_path: str | os.PathLike[str]) -> BotSpec:
+    """A manifest path, a directory holding `bot.toml`, or a command line (`json:` prefix for
+    the JSON Lines encoding)."""
+    source = os.fspath(text_or_path)
+    if not source.strip():
+        raise BotError("empty bot description (expected a bot.toml, a directory or a command)")
+    path = Path(source).expanduser()
+    if path.is_dir():
+        manifest = path / MANIFEST_NAME
+        if manifest.is_file():
+            return load_manifest(manifest, source=source)
+        raise BotError(f"{source}: directory has no {MANIFEST_NAME}")
+    if path.suffix == ".toml":
+        if not path.is_file():
+            raise BotError(f"{source}: no such manifest")
+        return load_manifest(path, source=source)
+    return bot_from_command(source)
+
+
+def bot_from_command(source: str) -> BotSpec:
+    """A plain command line. Paths in it are resolved against the current directory so that
+    the bot can run in a working directory of its own."""
+    text = source.strip()
+    encoding = "msgpack"
+    for enc in ENCODINGS:
+        if text.startswith(enc + ":"):
+            encoding, text = enc, text[len(enc) + 1 :].strip()
+            break
+    try:
+        argv = shlex.split(text)
+    except ValueError as e:
+        raise BotError(f"bot command {source!r}: {e}") from None
+    if not argv:
+        raise BotError(f"bot command {source!r} is empty")
+    cwd = Path.cwd()
+    resolved = []
+    for i, word in enumerate(argv):
+        p = cwd / word
+        if (i == 0 and "/" in word) or (i > 0 and not word.startswith("-") and p.exists()):
+            if i == 0 and not p.exists():
+                raise BotError(f"bot command {source!r}: {word} does not exist")
+            resolved.append(str(p.resolve()))
+        else:
+            resolved.append(word)
+    if "/" not in argv[0] and argv[0] not in _PYTHON_NAMES and shutil.which(argv[0]) is None:
+        raise BotError(f"bot command {source!r}: {argv[0]} not found on PATH")
+    script = next((w for w in argv[1:] if not w.startswith("-") and (cwd / w).is_file()), None)
+    if script is not None and (_is_python(argv[0]) or "/" not in argv[0]):
+        name = Path(script).stem
+    else:
+        name = Path(argv[0]).name
+    return BotSpec(
+        name=name,
+        command=_python_command(resolved),
+        workdir=cwd,
+        encoding=encoding,
+        source=source,
+    )
+
+
+def load_manifest(path: Path, source: str | None = None) -> BotSpec:
+    """Parse and check a `bot.toml`; every error names the file and the key."""
+    path = path.resolve()
+    where = str(path)
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except OSError as e:
+        raise BotError(f"{where}: cannot read: {e.strerror}") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise BotError(f"{where}: invalid TOML: {e}") from None
+
+    unknown = sorted(set(data) - set(_MANIFEST_KEYS))
+    if unknown:
+        raise BotError(
+            f"{where}: unknown key {unknown[0]!r} (valid keys: {', '.join(_MANIFEST_KEYS)})"
+        )
+
+    def string(key: str, default: str | None = None) -> str:
+        if key not in data:
+            if default is None:
+                raise BotError(f"{where}: missing required key {key!r}")
+            return default
+        value = data[key]
+        if not isinstance(value, str):
+            raise BotError(f"{where}: {key} must be a string, got {value!r}")
+        return value
+
+    def argv(key: str) -> tuple[str, ...] | None:
+        if key not in data:
+            return None
+        value = data[key]
+        if isinstance(value, str):
+            try:
+                words = shlex.split(value)
+            except ValueError as e:
+                raise BotError(f"{where}: {key}: {e}") from None
+        elif isinstance(value, list) and all(isinstance(w, str) for w in value):
+            words = list(value)
+        else:
+            raise BotError(f"{where}: {key} must be a list of strings or a string")
+        if not words:
+            raise BotError(f"{where}: {key} is empty")
+        return tuple(words)
+
+    name = string("name").strip()
+    if not name:
+        raise BotError(f"{where}: name must not be empty")
+    command = argv("command")
+    if command is None:
+        raise BotError(f"{where}: missing required key 'command'")
+    workdir = (path.parent / string("workdir", ".")).resolve()
+    if not workdir.is_dir():
+        raise BotError(f"{where}: workdir {workdir} is not a directory")
+    encoding = string("encoding", "msgpack")
+    if encoding not in ENCODINGS:
+        raise BotError(f"{where}: encoding must be one of {', '.join(ENCODINGS)}, got {encoding!r}")
+    isolation = string("isolation", "process")
+    if isolation not in ISOLATION_MODES:
+        raise BotError(
+            f"{where}: isolation must be one of {', '.join(ISOLATION_MODES)}, got {isolation!r}"
+        )
+    image = data.get("image")
+    if image is not None and not isinstance(image, str):
+        raise BotError(f"{where}: image must be a string")
+    if isolation == "docker" and not image:
+        raise BotError(f'{where}: isolation = "docker" needs an image')
+
+    env_table = data.get("env", {})
+    if not isinstance(env_table, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in env_table.items()
+    ):
+        raise BotError(f"{where}: env must be a table of strings")
+
+    limits = _limits(where, data.get("limits", {}))
+    return BotSpec(
+        name=name,
+        command=_python_command(list(command)),
+        workdir=workdir,
+        encoding=encoding,
+        version=string("version", ""),
+        author=string("author", ""),
+        isolation=isolation,
+        image=image,
+        limits=limits,
+        source=source if source is not None else str(path),
+        build=argv("build"),
+        env=tuple(sorted(env_table.items())),
+        manifest=path,
+    )
+
+
+def _limits(where: str, table: Any) -> Limits:
+    if not isinstance(table, dict):
+        raise BotError(f"{where}: limits must be a table")
+    valid = {f.name: f for f in fields(Limits)}
+    for key, value in table.items():
+        if key not in valid:
+            raise BotError(f"{where}: unknown key limits.{key} (valid keys: {', '.join(valid)})")
+        default = valid[key].default
+        want = type(default) if default is not None else int
+        if isinstance(value, bool) != (want is bool) or not isinstance(value, want):
+            raise BotError(f"{where}: limits.{key} must be {want.__name__}, got {value!r}")
+    return Limits(**table)

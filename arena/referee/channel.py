@@ -1,0 +1,213 @@
+"""The message channel between the referee and one running bot.
+
+One reader task per bot drains the bot's stdout for the whole game, so that `log` messages are
+taken whenever they come and the pipe never fills up and blocks the bot. It timestamps every
+chunk on arrival: the time charged to a bot ends when the last byte of its reply arrived, not
+when the referee got round to looking at it.
+
+Every way a bot can fail is turned into a `BotFailure(reason, detail)` here, with the reason
+codes of the protocol (`time_forfeit`, `protocol_error`, `crash`, `memory_limit`), so the match
+logic above only decides who wins.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import trio
+
+from arena.sandbox import BotProcess, ExitInfo
+from protocol.framing import Decoder, Encoder, ProtocolError
+from protocol.messages import check_bot_message, check_reply
+
+#: how long to wait for the exit status of a bot whose stdout has closed, before killing it
+EXIT_WAIT = 1.0
+#: how many stderr lines go into a crash's detail (the record keeps the whole captured tail)
+STDERR_LINES = 8
+
+
+@dataclass
+class Reply:
+    msg: dict[str, Any]
+    arrived: float  # trio.current_time() when its last byte was read
+
+
+@dataclass
+class BotFailure(Exception):
+    """A bot broke a rule of the protocol or of the clock; it loses the game."""
+
+    reason: str  # time_forfeit, protocol_error, crash, memory_limit, failed_start, ...
+    detail: str
+    info: dict[str, Any] = field(default_factory=dict)  # extra facts for the record
+
+    def __str__(self) -> str:
+        return f"{self.reason}: {self.detail}"
+
+
+def stderr_lines(text: str, n: int = STDERR_LINES) -> str:
+    lines = [line[:300] for line in text.rstrip().splitlines()[-n:]]
+    return "\n".join(lines)
+
+
+class BotChannel:
+    """Requests to one bot and its replies, with deadlines measured on arrival."""
+
+    def __init__(
+        self,
+        proc: BotProcess,
+        *,
+        seat: int,
+        encoding: str,
+        max_message_bytes: int,
+        on_log: Callable[[int, float, str], None] | None = None,
+    ) -> None:
+        self.proc = proc
+        self.seat = seat
+        self.encoder = Encoder(encoding)
+        self._decoder = Decoder(encoding, max_message_bytes)
+        self._on_log = on_log
+        self._expecting: str | None = None  # request type awaiting its reply
+        self._reply: Reply | None = None
+        self._wakeup = trio.Event()
+        #: a protocol error seen by the reader (possibly while no request was pending)
+        self.error: str | None = None
+        self.eof = False
+        self.eof_at_boundary = True
+
+    # --- the reader task ---------------------------------------------------------------------
+    async def reader(self) -> None:
+        """Runs for the bot's whole life in the game's nursery."""
+        stdout = self.proc.stdout
+        feed = self._decoder.feed
+        try:
+            while True:
+                data = await stdout.receive_some(65536)
+                if not data:
+                    break
+                arrived = trio.current_time()
+                for msg in feed(data):
+                    self._dispatch(msg, arrived)
+        except ProtocolError as e:
+            self.error = str(e)
+        except (trio.BrokenResourceError, trio.ClosedResourceError):
+            pass
+        finally:
+            self.eof = True
+            self.eof_at_boundary = self._decoder.pending_bytes == 0
+            self._wakeup.set()
+
+    def _dispatch(self, msg: dict[str, Any], arrived: float) -> None:
+        if msg.get("type") == "log":
+            check_bot_message(msg)
+            if self._on_log is not None:
+                self._on_log(self.seat, arrived, msg["message"])
+            return
+        expecting = self._expecting
+        if expecting is None:
+            mtype = check_bot_message(msg)
+            raise ProtocolError(f"sent {mtype!r} while no request was pending")
+        check_reply(msg, expecting)
+        self._expecting = None
+        self._reply = Reply(msg, arrived)
+        self._wakeup.set()
+
+    # --- requests ---------------------------------------------------------------------------
+    async def request(
+        self, msg: dict[str, Any], deadline: float | None, margin: float
+    ) -> tuple[Reply, float]:
+        """Send `msg` and wait for its reply; returns it with the time it took.
+
+        `deadline` (seconds, None = unlimited) runs from the moment the request is completely
+        written; the bot is flagged after deadline + margin. Raises BotFailure.
+        """
+        return await self.request_bytes(self.encoder.encode(msg), msg["type"], deadline, margin)
+
+    async def request_bytes(
+        self, data: bytes, request_type: str, deadline: float | None, margin: float
+    ) -> tuple[Reply, float]:
+        if self.error is not None:
+            raise BotFailure("protocol_error", self.error)
+        self._expecting = request_type
+        self._reply = None
+        self._wakeup = trio.Event()
+        limit = math.inf if deadline is None else deadline + margin
+        written: float | None = None
+        stdin_closed = False
+        with trio.move_on_after(limit) as scope:
+            try:
+                await self.proc.stdin.send_all(data)
+            except (trio.BrokenResourceError, trio.ClosedResourceError):
+                stdin_closed = True
+                scope.cancel()
+            written = trio.current_time()
+            scope.deadline = written + limit
+            if self._reply is None and not self.eof and self.error is None:
+                await self._wakeup.wait()
+        reply = self._reply
+        if reply is not None:
+            assert written is not None
+            return reply, max(0.0, reply.arrived - written)
+        self._expecting = None
+        if self.error is not None:
+            raise BotFailure("protocol_error", self.error)
+        if stdin_closed:
+            raise await self.crash_failure("closed its stdin")
+        if self.eof and not scope.cancelled_caught:
+            if not self.eof_at_boundary:
+                raise await self.crash_failure("stdout closed in the middle of a message")
+            raise await self.crash_failure("stdout closed")
+        now = trio.current_time()
+        if written is None:
+            raise BotFailure(
+                "time_forfeit",
+                f"did not read its {request_type} request within {limit:.3f} s",
+                {"deadline": deadline, "elapsed": None},
+            )
+        elapsed = now - written
+        raise BotFailure(
+            "time_forfeit",
+            f"no reply to {request_type} within {deadline:.3f} s + {margin:g} s margin "
+            f"(waited {elapsed:.3f} s)",
+            {"deadline": deadline, "elapsed": round(elapsed, 6)},
+        )
+
+    async def crash_failure(self, what: str) -> BotFailure:
+        """The failure for a bot that went away: its exit status (waiting briefly for it) or,
+        if it is still running without its pipes, that fact; plus its last stderr lines."""
+        info: ExitInfo | None = self.proc.exit_info()
+        if info is None:
+            with trio.move_on_after(EXIT_WAIT):
+                info = await self.proc.wait()
+        if info is None:
+            await self.proc.kill()
+            detail = f"{what} but kept running"
+            exit_dict: dict[str, Any] = {"returncode": None, "signal": None}
+            reason = "crash"
+        else:
+            detail = f"{what}: {info.describe()}"
+            exit_dict = {"returncode": info.returncode, "signal": info.signal}
+            reason = "memory_limit" if info.memory_exceeded else "crash"
+        tail = stderr_lines(self.proc.stderr_tail())
+        if tail:
+            detail += f"; last stderr lines:\n{tail}"
+        return BotFailure(reason, detail, {"exit": exit_dict, "stderr_tail": tail})
+
+    async def send_quietly(self, msg: dict[str, Any], within: float) -> None:
+        """Best effort (the `end` message): a bot that is gone or not reading is no failure."""
+        try:
+            data = self.encoder.encode(msg)
+        except ProtocolError:
+            return
+        with (
+            trio.move_on_after(within),
+            contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError),
+        ):
+            await self.proc.stdin.send_all(data)
+
+    async def close_input(self) -> None:
+        with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
+            await self.proc.stdin.aclose()

@@ -1,0 +1,164 @@
+"""Time controls and the per-seat clocks of one game.
+
+The referee measures every reply on its own monotonic clock, from the moment the request has been
+completely written to the bot's stdin until the reply's last byte has arrived. The time the
+referee spends between requests (applying actions, building the next request) is never charged
+to a bot, and the time a bot spends between its reply and the next request (pondering) is free.
+
+A Fischer clock (`base` + `increment` after each completed turn) and a fixed `move_time` per
+turn may be combined; the deadline of a request is the smaller of what is left on either. A turn
+with several requests (partial moves) keeps the same clocks running: each request's deadline is
+what remains of the turn. `margin` is forgiveness for pipe and scheduling latency, added before
+flagging, never shown to the bot as usable time.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import asdict, dataclass
+from typing import Any
+
+from arena.errors import ArenaError
+
+#: the time control when none is given: generous enough for any reasonable bot, but finite,
+#: so that a hung bot can never stall a match forever
+DEFAULT_BASE = 60.0
+DEFAULT_INCREMENT = 1.0
+
+
+class TimeControlError(ArenaError):
+    """A malformed time control on the command line or in a config."""
+
+
+@dataclass(frozen=True)
+class TimeControl:
+    """All durations are seconds. `base` None: no Fischer clock; `move_time` None: no fixed
+    per-turn limit. With neither, replies are unlimited (used only by tests and tools)."""
+
+    startup: float = 10.0
+    base: float | None = None
+    increment: float = 0.0
+    move_time: float | None = None
+    margin: float = 0.05
+
+    def __post_init__(self) -> None:
+        for name in ("startup", "increment", "margin"):
+            value = getattr(self, name)
+            if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
+                raise TimeControlError(f"time control: {name} must be a number >= 0, got {value}")
+        for name in ("base", "move_time"):
+            value = getattr(self, name)
+            if value is not None and not (
+                isinstance(value, (int, float)) and math.isfinite(value) and value > 0
+            ):
+                raise TimeControlError(f"time control: {name} must be a number > 0, got {value}")
+
+    @classmethod
+    def parse(
+        cls,
+        tc: str | None,
+        move_time: float | str | None = None,
+        *,
+        startup: float | None = None,
+        margin: float | None = None,
+    ) -> TimeControl:
+        """`"5+0.05"` (base + increment, seconds) or `"5"`; with neither tc nor move_time the
+        default time control (60+1) applies."""
+        extra: dict[str, float] = {}
+        if startup is not None:
+            extra["startup"] = _number("startup", startup)
+        if margin is not None:
+            extra["margin"] = _number("margin", margin)
+        mt = None if move_time is None else _number("move time", move_time)
+        if tc is None or not str(tc).strip():
+            if mt is None:
+                return cls(base=DEFAULT_BASE, increment=DEFAULT_INCREMENT, **extra)
+            return cls(move_time=mt, **extra)
+        text = str(tc).strip()
+        base_text, plus, inc_text = text.partition("+")
+        try:
+            base = float(base_text)
+            increment = float(inc_text) if plus else 0.0
+        except ValueError:
+            raise TimeControlError(
+                f"time control {text!r}: expected BASE+INCREMENT in seconds, e.g. 5+0.05"
+            ) from None
+        return cls(base=base, increment=increment, move_time=mt, **extra)
+
+    def describe(self) -> str:
+        parts = []
+        if self.base is not None:
+            parts.append(f"{self.base:g}+{self.increment:g}")
+        if self.move_time is not None:
+            parts.append(f"{self.move_time:g}s/turn")
+        return " and ".join(parts) or "unlimited"
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> TimeControl:
+        return cls(**{k: d[k] for k in ("startup", "base", "increment", "move_time", "margin")})
+
+    def cpu_budget(self, max_turns: int = 1000) -> int:
+        """A generous CPU-seconds ceiling for one bot over one game: the kernel's safety net in
+        case the referee's own deadline handling failed, never the effective limit."""
+        total = self.startup + (self.base or 0.0)
+        per_turn = self.increment + (self.move_time or 0.0)
+        if self.base is None and self.move_time is None:
+            per_turn = 10.0
+        total += max_turns * per_turn / 2  # each bot plays about half of the turns
+        return int(max(60.0, 2.0 * total + 10.0))
+
+
+def _number(what: str, value: float | str) -> float:
+    try:
+        return float(value)
+    except (TypeError, ValueError):
+        raise TimeControlError(f"{what}: expected a number of seconds, got {value!r}") from None
+
+
+class Clocks:
+    """Remaining time per seat and the time already used in the current turn.
+
+    The referee asks `deadline(seat)` before each request, `charge(seat, elapsed)` after each
+    reply and `end_turn(seat)` once the turn is complete. `flagged` decides a time forfeit from
+    the measured time, so a reply that arrived just before the cancel scope fired still counts.
+    """
+
+    __slots__ = ("remaining", "tc", "turn_used")
+
+    def __init__(self, tc: TimeControl) -> None:
+        self.tc = tc
+        self.remaining: list[float | None] = [tc.base, tc.base]
+        self.turn_used = 0.0
+
+    def deadline(self, seat: int) -> float | None:
+        """Seconds the bot has for its next reply (margin excluded); None = unlimited."""
+        limit = self.remaining[seat]
+        if self.tc.move_time is not None:
+            left = self.tc.move_time - self.turn_used
+            limit = left if limit is None else min(limit, left)
+        if limit is None:
+            return None
+        return max(0.0, limit)
+
+    def flagged(self, deadline: float | None, elapsed: float) -> bool:
+        return deadline is not None and elapsed > deadline + self.tc.margin
+
+    def charge(self, seat: int, elapsed: float) -> None:
+        self.turn_used += elapsed
+        left = self.remaining[seat]
+        if left is not None:
+            # a reply inside the margin leaves the clock at zero, not below: the margin is
+            # forgiveness for latency, not a loan against later turns
+            self.remaining[seat] = max(0.0, left - elapsed)
+
+    def end_turn(self, seat: int) -> None:
+        left = self.remaining[seat]
+        if left is not None:
+            self.remaining[seat] = left + self.tc.increment
+        self.turn_used = 0.0
+
+    def snapshot(self) -> list[float | None]:
+        return [None if r is None else round(r, 6) for r in self.remaining]

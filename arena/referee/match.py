@@ -1,0 +1,516 @@
+"""One game between two bots: start them, hand out turns, enforce clocks and legality, record.
+
+Failure policy (docs/protocol.md, "Reason codes"): every failure of a bot costs it the game and
+the opponent is credited the win; the reason code and the precise detail go into the record and
+the `end` message. Failures of the arena itself (the sandbox could not spawn anything) raise
+instead, so a tournament can void and replay the game rather than blame a bot.
+
+Structure: one nursery per game holds the bots' helper tasks (stdout readers, stderr drains,
+exit watchers). Whatever happens (result, bot failure, cancellation from outside) the bots are
+sent `end` when there is a result, their stdin is closed, they get a grace period to exit, and
+then they are killed and released, shielded from cancellation, so no bot process outlives its
+game.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from typing import Any
+
+import trio
+
+from arena.errors import ArenaError
+from arena.games import IllegalAction, Result, State, make_game
+from arena.referee.bots import BotSpec, BuildError
+from arena.referee.channel import BotChannel, BotFailure
+from arena.referee.clock import Clocks, TimeControl
+from arena.referee.record import FORFEIT_REASONS, GameRecord, now_iso
+from arena.sandbox import BotProcess, LaunchError, launcher_for
+from protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
+from protocol.messages import PROTOCOL_VERSION
+
+LOG_MESSAGE_BYTES = 4096
+LOG_TOTAL_BYTES = 64 * 1024
+
+
+class RefereeFault(Exception):
+    """The referee itself failed (not a bot); the game should be voided."""
+
+
+@dataclass(frozen=True)
+class MatchConfig:
+    game: str
+    options: dict[str, Any]
+    bots: tuple[BotSpec, BotSpec]  # seat 0 moves first
+    time_control: TimeControl = field(default_factory=TimeControl)
+    seed: int = 0
+    match_id: str = ""
+    #: complete turns played before the bots move (recorded, not charged to anyone)
+    opening: tuple[tuple[str, ...], ...] = ()
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    cpu_affinity: tuple[tuple[int, ...] | None, tuple[int, ...] | None] = (None, None)
+    isolation: str | None = None  # overrides the bots' own isolation when set
+    #: seconds a bot has to exit after `end` before it is killed
+    end_grace: float = 1.0
+
+
+@dataclass
+class TurnEvent:
+    """A completed turn, for live display (`arena match`) and progress reporting."""
+
+    turn: int
+    seat: int
+    actions: list[str]
+    elapsed: float
+    clocks: list[float | None]
+    state: State
+    entry: dict[str, Any]
+
+
+@dataclass
+class LogEvent:
+    seat: int
+    t: float  # seconds since the game started
+    message: str
+
+
+@dataclass
+class _Outcome:
+    result: Result
+    loser: int | None = None
+    failure: dict[str, Any] | None = None
+
+
+async def play_match(
+    config: MatchConfig,
+    observer: Callable[[TurnEvent], None] | None = None,
+    on_log: Callable[[LogEvent], None] | None = None,
+) -> GameRecord:
+    """Play one game and return its record. Bot failures become results, never exceptions;
+    ArenaError for bad input (game, options, opening); SandboxFault/RefereeFault when the arena
+    failed."""
+    referee = _Referee(config, observer, on_log)
+    await referee.run()
+    return referee.record
+
+
+class _Referee:
+    def __init__(
+        self,
+        config: MatchConfig,
+        observer: Callable[[TurnEvent], None] | None,
+        on_log: Callable[[LogEvent], None] | None,
+    ) -> None:
+        self.config = config
+        self.observer = observer
+        self.on_log = on_log
+        self.tc = config.time_control
+        self.game = make_game(config.game, config.options)
+        self.state = self.game.new_initial_state()
+        self.last_turn: dict[str, Any] | None = None
+        self._play_opening()
+        self.clocks = Clocks(self.tc)
+        self.procs: list[BotProcess | None] = [None, None]
+        self.channels: list[BotChannel | None] = [None, None]
+        self.want_legal = [False, False]
+        self.log_bytes = [0, 0]
+        self.t0 = 0.0
+        colours = self.game.colours
+        self.record = GameRecord(
+            match_id=config.match_id or secrets.token_hex(6),
+            game=config.game,
+            options=dict(self.game.options),
+            seed=config.seed,
+            opening=[list(t) for t in config.opening],
+            bots=[
+                {
+                    **spec.describe(),
+                    "isolation": config.isolation or spec.isolation,
+                    "hash": spec.executable_hash(),
+                    "seat": seat,
+                    "colour": colours[seat],
+                }
+                for seat, spec in enumerate(config.bots)
+            ],
+            time_control=self.tc.to_dict(),
+        )
+
+    def _play_opening(self) -> None:
+        state = self.state
+        for n, turn in enumerate(self.config.opening, 1):
+            seat = state.current_player()
+            start = state.turn_number()
+            for action in turn:
+                try:
+                    state.apply(action)
+                except IllegalAction as e:
+                    raise ArenaError(f"opening turn {n}: {action}: {e.message}") from None
+            if not state.is_terminal() and state.turn_number() == start:
+                if not state.can_end_turn():
+                    raise ArenaError(f"opening turn {n} is incomplete: {' '.join(turn)}")
+                state.end_turn()
+            if state.is_terminal():
+                raise ArenaError(f"the opening ends the game at turn {n}")
+            self.last_turn = {"seat": seat, "actions": list(turn)}
+
+    # --- the whole game --------------------------------------------------------------------------
+    async def run(self) -> None:
+        record = self.record
+        record.started_at = now_iso()
+        self.t0 = trio.current_time()
+        outcome: _Outcome | None = None
+        error: Exception | None = None
+        async with trio.open_nursery() as nursery:
+            try:
+                outcome = await self._start_bots(nursery)
+                if outcome is None:
+                    outcome = await self._play()
+            except Exception as e:
+                # re-raised below, outside the nursery, so that callers see the exception
+                # itself (SandboxFault, ArenaError) rather than an ExceptionGroup
+                error = e
+            finally:
+                with trio.CancelScope(shield=True):
+                    await self._shutdown(outcome)
+                nursery.cancel_scope.cancel()
+        if error is not None:
+            raise error
+        assert outcome is not None
+        self._finish_record(outcome)
+
+    def _finish_record(self, outcome: _Outcome) -> None:
+        record = self.record
+        res = outcome.result
+        record.result = {
+            "winner": res.winner,
+            "result": res.result_string,
+            "reason": res.reason,
+            "detail": res.detail,
+            "scores": list(res.scores),
+            "loser_seat": outcome.loser,
+            "forfeit": res.reason in FORFEIT_REASONS or res.reason == "both_failed_start",
+            "failure": outcome.failure,
+        }
+        record.finished_at = now_iso()
+        record.duration = round(trio.current_time() - self.t0, 6)
+        record.turn_count = len(record.opening) + len(record.turns)
+        record.final_position = self.state.describe()
+
+    # --- start-up ----------------------------------------------------------------------------
+    async def _start_bots(self, nursery: trio.Nursery) -> _Outcome | None:
+        failures: list[BotFailure | None] = [None, None]
+        errors: list[Exception] = []
+
+        async def start(seat: int) -> None:
+            try:
+                await self._start_bot(seat, nursery)
+            except BotFailure as f:
+                failures[seat] = f
+            except Exception as e:  # the arena's fault (SandboxFault, ...): raised below
+                errors.append(e)
+
+        async with trio.open_nursery() as starters:
+            for seat in (0, 1):
+                starters.start_soon(start, seat)
+        if errors:
+            raise errors[0]
+        f0, f1 = failures
+        if f0 is None and f1 is None:
+            return None
+        if f0 is not None and f1 is not None:
+            colours = self.game.colours
+            detail = f"{colours[0]}: {f0.detail}; {colours[1]}: {f1.detail}"
+            return _Outcome(
+                Result(None, "both_failed_start", self.state.scores(), detail),
+                None,
+                {"seats": [self._failure_dict(0, f0), self._failure_dict(1, f1)]},
+            )
+        seat = 0 if f0 is not None else 1
+        failure = f0 or f1
+        assert failure is not None
+        return self._forfeit(seat, failure)
+
+    async def _start_bot(self, seat: int, nursery: trio.Nursery) -> None:
+        config = self.config
+        spec = config.bots[seat]
+        try:
+            await trio.to_thread.run_sync(spec.ensure_built)
+        except BuildError as e:
+            raise BotFailure("failed_start", str(e)) from None
+        isolation = config.isolation or spec.isolation
+        limits = spec.limits
+        if limits.cpu_seconds is None:
+            limits = replace(limits, cpu_seconds=self.tc.cpu_budget())
+        launch = spec.launch_spec(
+            isolation=isolation, cpu_affinity=config.cpu_affinity[seat], limits=limits
+        )
+        try:
+            launcher = launcher_for(isolation)
+        except ValueError as e:
+            raise ArenaError(str(e)) from None
+        t_launch = trio.current_time()
+        try:
+            proc = await launcher.start(launch, nursery)
+        except LaunchError as e:
+            raise BotFailure("failed_start", f"could not start: {e}") from None
+        self.procs[seat] = proc
+        channel = BotChannel(
+            proc,
+            seat=seat,
+            encoding=spec.encoding,
+            max_message_bytes=config.max_message_bytes,
+            on_log=self._log,
+        )
+        self.channels[seat] = channel
+        nursery.start_soon(channel.reader)
+        tc = self.tc
+        hello = {
+            "type": "hello",
+            "protocol": PROTOCOL_VERSION,
+            "game": config.game,
+            "options": dict(self.game.options),
+            "seat": seat,
+            "colour": self.game.colours[seat],
+            "opponent": config.bots[1 - seat].name,
+            "match_id": self.record.match_id,
+            "time_control": tc.to_dict(),
+            "max_message_bytes": config.max_message_bytes,
+            "seed": config.seed,
+        }
+        remaining = max(0.0, tc.startup - (trio.current_time() - t_launch))
+        try:
+            reply, _ = await channel.request(hello, remaining, tc.margin)
+        except BotFailure as f:
+            if f.reason == "time_forfeit":
+                raise BotFailure(
+                    "failed_start",
+                    f"did not answer hello within {tc.startup:g} s",
+                    f.info,
+                ) from None
+            if f.reason == "crash":
+                raise BotFailure("failed_start", f"before ready: {f.detail}", f.info) from None
+            raise
+        msg = reply.msg
+        self.want_legal[seat] = bool(msg.get("legal", False))
+        self.record.ready[seat] = {
+            "name": msg["name"],
+            "version": msg.get("version", ""),
+            "author": msg.get("author", ""),
+            "legal": self.want_legal[seat],
+            "startup": round(reply.arrived - t_launch, 6),
+        }
+
+    # --- turns -------------------------------------------------------------------------------
+    async def _play(self) -> _Outcome:
+        state = self.state
+        clocks = self.clocks
+        tc = self.tc
+        margin = tc.margin
+        record_turns = self.record.turns
+        while not state.is_terminal():
+            seat = state.current_player()
+            if seat is None:
+                raise RefereeFault("the engine reports no player to move in a live position")
+            channel = self.channels[seat]
+            assert channel is not None
+            turn_no = state.turn_number()
+            entries: list[dict[str, Any]] = []
+            entry: dict[str, Any] = {
+                "turn": turn_no,
+                "seat": seat,
+                "actions": entries,
+                "elapsed": 0.0,
+                "clocks_after": None,
+                "requests": 0,
+            }
+            turn_elapsed = 0.0
+            while True:  # one request per partial move
+                deadline = clocks.deadline(seat)
+                msg = {
+                    "type": "turn",
+                    "turn": turn_no,
+                    "seat": seat,
+                    "position": state.describe(),
+                    "last_turn": self.last_turn,
+                    "turn_actions": state.turn_actions(),
+                    "actions_remaining": state.actions_remaining(),
+                    "can_end_turn": state.can_end_turn(),
+                    "clocks": clocks.snapshot(),
+                    "deadline": deadline,
+                }
+                if self.want_legal[seat]:
+                    msg["legal"] = state.legal_actions()
+                entry["requests"] += 1
+                try:
+                    reply, elapsed = await channel.request(msg, deadline, margin)
+                except BotFailure as f:
+                    if f.reason == "time_forfeit" and f.info.get("elapsed") is not None:
+                        clocks.charge(seat, f.info["elapsed"])
+                    self._close_turn(entry, turn_elapsed, clocks)
+                    record_turns.append(entry)
+                    return self._forfeit(seat, f)
+                turn_elapsed += elapsed
+                clocks.charge(seat, elapsed)
+                if clocks.flagged(deadline, elapsed):
+                    self._close_turn(entry, turn_elapsed, clocks)
+                    record_turns.append(entry)
+                    return self._forfeit(
+                        seat,
+                        BotFailure(
+                            "time_forfeit",
+                            f"replied after {elapsed:.3f} s, deadline {deadline:.3f} s "
+                            f"+ {margin:g} s margin",
+                            {"deadline": deadline, "elapsed": round(elapsed, 6)},
+                        ),
+                    )
+                reply_msg = reply.msg
+                if reply_msg["type"] == "resign":
+                    self._close_turn(entry, turn_elapsed, clocks)
+                    entry["resigned"] = True
+                    record_turns.append(entry)
+                    return self._resign(seat, reply_msg.get("reason", ""))
+                failure = self._apply(reply_msg["actions"], elapsed, turn_no, entries)
+                if failure is not None:
+                    self._close_turn(entry, turn_elapsed, clocks)
+                    record_turns.append(entry)
+                    return self._forfeit(seat, failure)
+                if state.is_terminal() or state.turn_number() != turn_no:
+                    break
+                if state.can_end_turn() and not reply_msg.get("more", False):
+                    state.end_turn()
+                    entry["ended_early"] = True
+                    break
+            clocks.end_turn(seat)
+            self._close_turn(entry, turn_elapsed, clocks)
+            record_turns.append(entry)
+            actions = [e["action"] for e in entries]
+            self.last_turn = {"seat": seat, "actions": actions}
+            if self.observer is not None:
+                self.observer(
+                    TurnEvent(turn_no, seat, actions, turn_elapsed, clocks.snapshot(), state, entry)
+                )
+            # a bot that broke protocol while it was not its turn (garbage between turns)
+            for other in (1 - seat, seat):
+                ch = self.channels[other]
+                if ch is not None and ch.error is not None and not state.is_terminal():
+                    return self._forfeit(other, BotFailure("protocol_error", ch.error))
+        result = state.result()
+        if result is None:
+            raise RefereeFault("the engine reports a terminal position without a result")
+        return _Outcome(result)
+
+    def _apply(
+        self, actions: list[str], elapsed: float, turn_no: int, entries: list[dict[str, Any]]
+    ) -> BotFailure | None:
+        """Apply a move's actions in order; the first illegal one is the bot's failure."""
+        state = self.state
+        for i, action in enumerate(actions):
+            if state.is_terminal():
+                # the game ended by the rules with an earlier action of this move: the rest
+                # of the move is moot, not illegal
+                entries[-1].setdefault("ignored_after", []).extend(actions[i:])
+                return None
+            item = {"action": action, "elapsed": round(elapsed, 6) if i == 0 else 0.0}
+            if state.turn_number() != turn_no:
+                message = "the turn has ended"
+            else:
+                try:
+                    state.apply(action)
+                except IllegalAction as e:
+                    message = e.message
+                else:
+                    entries.append(item)
+                    continue
+            item["illegal"] = True
+            entries.append(item)
+            return BotFailure(
+                "illegal_action",
+                f"{action}: {message}",
+                {"action": action, "message": message},
+            )
+        return None
+
+    @staticmethod
+    def _close_turn(entry: dict[str, Any], turn_elapsed: float, clocks: Clocks) -> None:
+        entry["elapsed"] = round(turn_elapsed, 6)
+        entry["clocks_after"] = clocks.snapshot()
+
+    # --- results -------------------------------------------------------------------------------
+    def _failure_dict(self, seat: int, f: BotFailure) -> dict[str, Any]:
+        return {"seat": seat, "reason": f.reason, "detail": f.detail, **f.info}
+
+    def _forfeit(self, seat: int, f: BotFailure) -> _Outcome:
+        colour = self.game.colours[seat]
+        name = self.config.bots[seat].name
+        result = Result(1 - seat, f.reason, self.state.scores(), f"{colour} ({name}) {f.detail}")
+        return _Outcome(result, seat, self._failure_dict(seat, f))
+
+    def _resign(self, seat: int, why: str) -> _Outcome:
+        colour = self.game.colours[seat]
+        name = self.config.bots[seat].name
+        detail = f"{colour} ({name}) resigned" + (f": {why}" if why else "")
+        result = Result(1 - seat, "resign", self.state.scores(), detail)
+        return _Outcome(result, seat, None)
+
+    # --- logs ----------------------------------------------------------------------------------
+    def _log(self, seat: int, arrived: float, message: str) -> None:
+        record = self.record
+        data = message.encode("utf-8", errors="replace")
+        if len(data) > LOG_MESSAGE_BYTES:
+            message = data[:LOG_MESSAGE_BYTES].decode("utf-8", errors="ignore") + " [truncated]"
+            size = LOG_MESSAGE_BYTES
+        else:
+            size = len(data)
+        if self.log_bytes[seat] + size > LOG_TOTAL_BYTES:
+            record.logs_dropped[seat] += 1
+            return
+        self.log_bytes[seat] += size
+        t = round(arrived - self.t0, 6)
+        record.logs.append({"seat": seat, "t": t, "message": message})
+        if self.on_log is not None:
+            self.on_log(LogEvent(seat, t, message))
+
+    # --- the end -------------------------------------------------------------------------------
+    async def _shutdown(self, outcome: _Outcome | None) -> None:
+        async with trio.open_nursery() as nursery:
+            for seat in (0, 1):
+                if self.procs[seat] is not None:
+                    nursery.start_soon(self._finish_bot, seat, outcome)
+        for seat in (0, 1):
+            proc = self.procs[seat]
+            if proc is not None:
+                self.record.stderr[seat] = proc.stderr_tail()
+
+    async def _finish_bot(self, seat: int, outcome: _Outcome | None) -> None:
+        proc = self.procs[seat]
+        channel = self.channels[seat]
+        assert proc is not None
+        grace = self.config.end_grace
+        try:
+            if channel is not None and outcome is not None:
+                stuck = outcome.loser == seat and outcome.result.reason == "time_forfeit"
+                if proc.exit_info() is None and self.record.ready[seat] is not None:
+                    await channel.send_quietly(self._end_message(seat, outcome.result), 0.2)
+                await channel.close_input()
+                if not stuck:
+                    with trio.move_on_after(grace):
+                        await proc.wait()
+        finally:
+            await proc.aclose()
+
+    def _end_message(self, seat: int, result: Result) -> dict[str, Any]:
+        if result.winner is None:
+            you = "draw"
+        else:
+            you = "win" if result.winner == seat else "loss"
+        return {
+            "type": "end",
+            "result": result.result_string,
+            "winner": result.winner,
+            "reason": result.reason,
+            "detail": result.detail,
+            "scores": list(result.scores),
+            "you": you,
+        }

@@ -1,0 +1,189 @@
+"""The game record: everything needed to replay a game and audit the referee's decisions.
+
+It is plain data (JSON-safe dicts and lists through `to_dict`), versioned by its `format` field,
+and documented in `docs/record.md`. Replaying it through the rules engine (`replay_states`)
+re-checks every action, so a record is evidence, not just a log.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from arena.errors import ArenaError
+from arena.games import IllegalAction, State, make_game
+
+RECORD_FORMAT = "arena-record/1"
+
+#: reason codes that mean "the named bot lost by breaking a rule of the arena, not of the game"
+FORFEIT_REASONS = (
+    "time_forfeit",
+    "illegal_action",
+    "protocol_error",
+    "crash",
+    "failed_start",
+    "memory_limit",
+)
+
+
+class RecordError(ArenaError):
+    """A record file that cannot be read or does not replay."""
+
+
+@dataclass
+class GameRecord:
+    format: str = RECORD_FORMAT
+    match_id: str = ""
+    game: str = ""
+    options: dict[str, Any] = field(default_factory=dict)
+    seed: int = 0
+    opening: list[list[str]] = field(default_factory=list)
+    #: per seat: name, version, author, command, source, hash, seat, colour, encoding
+    bots: list[dict[str, Any]] = field(default_factory=list)
+    time_control: dict[str, Any] = field(default_factory=dict)
+    #: one entry per completed (or forfeited) turn:
+    #: {turn, seat, actions: [{action, elapsed}], elapsed, clocks_after, requests}
+    turns: list[dict[str, Any]] = field(default_factory=list)
+    #: {seat, t (seconds since the game started), message}
+    logs: list[dict[str, Any]] = field(default_factory=list)
+    #: log messages dropped by seat once the per-game cap was reached
+    logs_dropped: list[int] = field(default_factory=lambda: [0, 0])
+    #: {winner, result, reason, detail, scores, loser_seat, forfeit, failure}
+    result: dict[str, Any] = field(default_factory=dict)
+    #: captured stderr tail by seat
+    stderr: list[str] = field(default_factory=lambda: ["", ""])
+    #: what each bot reported in `ready` ({name, version, author, legal}); None if it never did
+    ready: list[dict[str, Any] | None] = field(default_factory=lambda: [None, None])
+    started_at: str = ""
+    finished_at: str = ""
+    duration: float = 0.0
+    turn_count: int = 0
+    final_position: dict[str, Any] | None = None
+
+    # --- (de)serialisation ---------------------------------------------------------------------
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> GameRecord:
+        fmt = d.get("format")
+        if fmt != RECORD_FORMAT:
+            raise RecordError(
+                f"not an arena game record (format {fmt!r}, expected {RECORD_FORMAT!r})"
+            )
+        known = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in d.items() if k in known})
+
+    def to_json(self, indent: int | None = None) -> str:
+        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+
+    def write(self, path: str | Path) -> None:
+        Path(path).write_text(self.to_json(indent=1) + "\n", encoding="utf-8")
+
+    @classmethod
+    def load(cls, path: str | Path) -> GameRecord:
+        p = Path(path)
+        try:
+            data = json.loads(p.read_text(encoding="utf-8"))
+        except OSError as e:
+            raise RecordError(f"{p}: cannot read: {e.strerror}") from None
+        except ValueError as e:
+            raise RecordError(f"{p}: not JSON: {e}") from None
+        if not isinstance(data, dict):
+            raise RecordError(f"{p}: not an arena game record")
+        try:
+            return cls.from_dict(data)
+        except RecordError as e:
+            raise RecordError(f"{p}: {e}") from None
+
+    # --- convenience -----------------------------------------------------------------------------
+    @property
+    def winner(self) -> int | None:
+        return self.result.get("winner")
+
+    @property
+    def reason(self) -> str:
+        return self.result.get("reason", "")
+
+    def summary(self) -> dict[str, Any]:
+        """The short machine-readable outcome (`arena match --json`)."""
+        return {
+            "match_id": self.match_id,
+            "game": self.game,
+            "options": self.options,
+            "seed": self.seed,
+            "bots": [b.get("name") for b in self.bots],
+            "winner": self.result.get("winner"),
+            "result": self.result.get("result"),
+            "reason": self.result.get("reason"),
+            "detail": self.result.get("detail", ""),
+            "scores": self.result.get("scores"),
+            "turns": self.turn_count,
+            "loser_seat": self.result.get("loser_seat"),
+            "forfeit": self.result.get("forfeit", False),
+            "duration": self.duration,
+        }
+
+    def replay_states(self) -> Iterator[tuple[dict[str, Any] | None, State]]:
+        """The position after the opening (turn entry None), then after every recorded turn.
+
+        Every action is re-applied through the rules engine: a record whose actions do not
+        replay raises RecordError naming the turn, so the referee's decisions can be audited.
+        A forfeited turn's actions are applied up to the illegal one, which is skipped.
+        """
+        try:
+            state = make_game(self.game, self.options).new_initial_state()
+        except ArenaError as e:
+            raise RecordError(f"record's game cannot be created: {e}") from None
+        for n, turn in enumerate(self.opening, 1):
+            for action in turn:
+                try:
+                    state.apply(action)
+                except IllegalAction as e:
+                    raise RecordError(f"opening turn {n}: {action}: {e.message}") from None
+            _finish_turn(state)
+        yield None, state
+        failure = self.result.get("failure") or {}
+        for i, turn in enumerate(self.turns):
+            is_last = i == len(self.turns) - 1
+            start_turn = state.turn_number()
+            for entry in turn["actions"]:
+                action = entry["action"]
+                if entry.get("illegal"):
+                    continue
+                try:
+                    state.apply(action)
+                except IllegalAction as e:
+                    raise RecordError(
+                        f"turn {turn['turn']}: recorded action {action} does not replay: "
+                        f"{e.message}"
+                    ) from None
+            if (
+                turn.get("ended_early")
+                and not state.is_terminal()
+                and state.turn_number() == start_turn
+                and state.can_end_turn()
+            ):
+                state.end_turn()
+            if not (is_last and failure):
+                _check_turn_complete(state, start_turn, turn)
+            yield turn, state
+
+
+def _finish_turn(state: State) -> None:
+    if not state.is_terminal() and state.turn_actions() and state.can_end_turn():
+        state.end_turn()
+
+
+def _check_turn_complete(state: State, start_turn: int, turn: dict[str, Any]) -> None:
+    if not state.is_terminal() and state.turn_number() == start_turn:
+        raise RecordError(f"turn {turn['turn']}: the recorded actions do not complete the turn")
+
+
+def now_iso() -> str:
+    from datetime import UTC, datetime
+
+    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
