@@ -198,7 +198,9 @@ class Papagra(Game):
             "x > 0 adds an optional third action removing 1..x own stones",
             parse_int(0),
         ),
-        OptionSpec("max_turns", 400, "turn limit; the leader wins there, else a draw", parse_int(1)),
+        OptionSpec(
+            "max_turns", 400, "turn limit; the leader wins there, else a draw", parse_int(1)
+        ),
     )
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
@@ -264,9 +266,7 @@ class Papagra(Game):
             s._turn = int(d["turn"])
             s._to_move = 0 if d["to_move"] is None else int(d["to_move"])
             s._acts = list(d["turn_actions"])
-            s._hist = {
-                bytes(a, "ascii").translate(_UNARRANGEMENT): int(n) for a, n in d["history"]
-            }
+            s._hist = {bytes(a, "ascii").translate(_UNARRANGEMENT): int(n) for a, n in d["history"]}
             s._result = result_from_dict(d["result"])
             if s._result is None and d["to_move"] is None:
                 raise GameError("papagra: description has no player to move but no result")
@@ -599,9 +599,7 @@ class PapagraState(State):
                 marks[seat] = max(allowed)
         if theirs:
             both = set(mine)
-            allowed = [
-                k for k in theirs if k > marks[other] and k != marks[seat] and k not in both
-            ]
+            allowed = [k for k in theirs if k > marks[other] and k != marks[seat] and k not in both]
             if allowed:
                 marks[other] = max(allowed)
 
