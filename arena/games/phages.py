@@ -121,8 +121,12 @@ class PhageGame(Game):
     def state_from_description(self, description: Mapping[str, Any]) -> PhageState:
         try:
             return PhageState._from_description(self, description)
-        except (KeyError, TypeError, ValueError, IndexError) as e:
-            raise GameError(f"{self.name}: bad position description: {e!r}") from None
+        except KeyError as e:
+            raise GameError(
+                f"{self.name}: bad position description: missing key or unknown cell {e}"
+            ) from None
+        except (TypeError, ValueError, IndexError) as e:
+            raise GameError(f"{self.name}: bad position description: {e}") from None
 
 
 class Quadraphages(PhageGame):
