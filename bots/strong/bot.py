@@ -40,11 +40,11 @@ def load_policy(game: str):
 
 def random_rest_of_turn(state, rng) -> list[str]:
     """Random legal actions until the turn's mandatory part is done."""
-    seat = state.current_player()
+    turn = state.turn_number()
     actions: list[str] = []
     while (
         not state.is_terminal()
-        and state.current_player() == seat
+        and state.turn_number() == turn
         and state.actions_remaining() > 0
         and not (actions and state.can_end_turn())
     ):
@@ -63,10 +63,11 @@ def playable_prefix(state, actions: list[str]) -> tuple[list[str], str | None]:
     A policy may return more than the turn holds (sending those would be illegal: "the turn
     has ended") or an illegal action; keep what is legal and stop at the first problem.
     """
-    seat = state.current_player()
+    turn = state.turn_number()
     played: list[str] = []
     for action in actions:
-        if state.is_terminal() or state.current_player() != seat:
+        # the turn number, not the player: a Stripes winner moves again after a stuck loser
+        if state.is_terminal() or state.turn_number() != turn:
             return played, f"policy returned more actions than the turn holds: {actions}"
         try:
             state.apply(action)
@@ -82,7 +83,7 @@ def choose_turn(state, rng, bot):
         if bot.memory["policy"] is None:
             bot.log(f"no policy for {bot.game}; playing random legal actions")
     policy = bot.memory["policy"]
-    seat = state.current_player()
+    turn = state.turn_number()
     work = state.clone()
     actions: list[str] = []
     if policy is not None:
@@ -97,7 +98,7 @@ def choose_turn(state, rng, bot):
             bot.log("policy failed, playing random:\n" + traceback.format_exc(limit=3))
             work, actions = state.clone(), []
     # complete the turn's mandatory part at random if the policy left some of it open
-    if not work.is_terminal() and work.current_player() == seat:
+    if not work.is_terminal() and work.turn_number() == turn:
         actions += random_rest_of_turn(work, rng)
     if not actions:
         # nothing playable at all: resigning is the only valid reply left

@@ -35,7 +35,9 @@ def turn_message(state, seat: int, last_turn) -> dict:
     }
 
 
-def play(bot: BotPipe, game: str, bot_seat: int, bot_turns: int, seed: int = 5) -> list[list[str]]:
+def play(
+    bot: BotPipe, game: str, bot_seat: int, bot_turns: int, seed: int = 5, to_the_end=False
+) -> list[list[str]]:
     """Referee by hand: the bot against random play; returns the bot's moves (one per turn)."""
     state = engine_or_skip(game).new_initial_state()
     rng = random.Random(seed)
@@ -45,21 +47,24 @@ def play(bot: BotPipe, game: str, bot_seat: int, bot_turns: int, seed: int = 5) 
     moves: list[list[str]] = []
     last_turn = None
     while len(moves) < bot_turns and not state.is_terminal():
-        seat = state.current_player()
+        seat, turn = state.current_player(), state.turn_number()
         if seat == bot_seat:
             bot.send(turn_message(state, seat, last_turn))
             reply = bot.recv()
             assert reply["type"] == "move", reply
             for action in reply["actions"]:
-                assert state.current_player() == seat, f"more actions than the turn: {reply}"
+                # the turn number, not the player: a Stripes winner moves again and again
+                assert not state.is_terminal() and state.turn_number() == turn, (
+                    f"more actions than the turn holds: {reply}"
+                )
                 state.apply(action)  # raises IllegalAction on an illegal one
-            if not state.is_terminal() and state.current_player() == seat:
+            if not state.is_terminal() and state.turn_number() == turn:
                 assert state.can_end_turn(), f"turn left unfinished: {reply}"
                 state.end_turn()
             moves.append(reply["actions"])
         else:
             actions = []
-            while not state.is_terminal() and state.current_player() == seat:
+            while not state.is_terminal() and state.turn_number() == turn:
                 if actions and state.can_end_turn():
                     state.end_turn()
                     break
@@ -67,6 +72,7 @@ def play(bot: BotPipe, game: str, bot_seat: int, bot_turns: int, seed: int = 5) 
                 state.apply(action)
                 actions.append(action)
             last_turn = {"seat": seat, "actions": actions}
+    assert state.is_terminal() or not to_the_end
     bot.send(end_message())
     assert bot.close_and_wait() == 0
     return moves
@@ -92,6 +98,14 @@ def test_strong_bot_plays_whole_legal_turns(start_strong, game, encoding):
     bot = start_strong(encoding)
     moves = play(bot, game, bot_seat=1, bot_turns=3)
     assert moves, "the game ended before the bot moved"
+
+
+@pytest.mark.parametrize("game", ["stripes", "wrigglers", "quadraphages", "hexaphage"])
+@pytest.mark.parametrize("seat", [0, 1])
+def test_strong_bot_plays_whole_games(start_strong, game, seat):
+    """To the end, including Stripes' winner colouring on alone after the loser is stuck."""
+    bot = start_strong("msgpack")
+    play(bot, game, bot_seat=seat, bot_turns=10_000, seed=seat, to_the_end=True)
 
 
 # --- fallbacks: a copy of the bot with deliberately broken policies ----------------------------
