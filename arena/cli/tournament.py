@@ -1,0 +1,183 @@
+"""`arena tournament run|status|report|record`: round-robin tournaments from a TOML config."""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+from arena.errors import ArenaError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "tournament",
+        help="round-robin tournaments: run (or resume), status, report",
+        description="Round-robin tournaments of bots across the games, recorded in SQLite. "
+        "See docs/tournament.md for the config format.",
+    )
+    tsub = p.add_subparsers(dest="tournament_command", metavar="SUBCOMMAND")
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+    r = tsub.add_parser(
+        "run",
+        help="play the tournament; resumes if its results file already holds games",
+        description="Play every game of the config's schedule that its results file does not "
+        "hold yet. Ctrl-C stops cleanly; running the same command again resumes.",
+    )
+    r.add_argument("config", metavar="CONFIG", help="tournament config (.toml)")
+    r.add_argument("-j", "--concurrency", type=int, help="games at once (overrides the config)")
+    show = r.add_mutually_exclusive_group()
+    show.add_argument("--quiet", action="store_true", help="no progress output, no final report")
+    show.add_argument(
+        "--plain", action="store_true", help="one line per game instead of the live display"
+    )
+    r.set_defaults(func=cmd_run)
+
+    s = tsub.add_parser("status", help="how far a tournament is: games played, missing, voided")
+    s.add_argument("target", metavar="CONFIG|RESULTS", help="config (.toml) or results (.sqlite)")
+    s.set_defaults(func=cmd_status)
+
+    rep = tsub.add_parser("report", help="standings, crosstable, Elo ratings, pentanomial counts")
+    rep.add_argument("target", metavar="CONFIG|RESULTS", help="config (.toml) or results (.sqlite)")
+    rep.add_argument("--format", choices=("text", "json", "csv"), default="text")
+    rep.add_argument("--games", action="store_true", help="csv: one row per game instead")
+    rep.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    rep.set_defaults(func=cmd_report)
+
+    rec = tsub.add_parser(
+        "record", help="print one recorded game's full record as JSON (for `arena replay`)"
+    )
+    rec.add_argument("target", metavar="CONFIG|RESULTS", help="config (.toml) or results (.sqlite)")
+    rec.add_argument("game_id", metavar="GAME_ID", help="e.g. r1-papagra-p0-a (see report --games)")
+    rec.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    rec.set_defaults(func=cmd_record)
+
+
+def results_path(target: str) -> Path:
+    """A results file given directly, or the one a config points at."""
+    p = Path(target)
+    if not p.exists():
+        raise ArenaError(f"no such file: {target}")
+    if p.is_file():
+        with p.open("rb") as f:
+            if f.read(16) == b"SQLite format 3\x00":
+                return p
+    from arena.tournaments.config import load_config
+
+    return load_config(p).results
+
+
+def _open_store(target: str):
+    from arena.tournaments.store import Store, StoreError
+
+    path = results_path(target)
+    if not path.is_file():
+        raise StoreError(f"no results yet at {path} (run the tournament first)")
+    return Store(path)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    import trio
+
+    from arena.tournaments.config import load_config
+    from arena.tournaments.progress import LineProgress, LiveProgress, Progress
+    from arena.tournaments.report import build_report, render_text
+    from arena.tournaments.runner import run_tournament
+    from arena.tournaments.store import Store
+
+    config = load_config(args.config, concurrency=args.concurrency)
+    if args.quiet:
+        progress: Progress = Progress()
+    elif args.plain or not sys.stdout.isatty():
+        progress = LineProgress()
+    else:
+        progress = LiveProgress(config.name)
+    outcome = trio.run(lambda: run_tournament(config, progress=progress, handle_signals=True))
+    if not args.quiet:
+        with Store(config.results) as store:
+            print(render_text(build_report(store)), end="")
+    missing = outcome.pending_at_start - outcome.played
+    msg = (
+        f"{outcome.status}: {outcome.played} games played this run, {missing} missing, "
+        f"{outcome.voided} voided attempts; results in {outcome.results}"
+    )
+    print(msg, file=sys.stderr)
+    if outcome.status == "stopped":
+        print("run the same command again to resume", file=sys.stderr)
+        return 130
+    if outcome.unplayable:
+        print(f"unplayable (voided repeatedly): {', '.join(outcome.unplayable)}", file=sys.stderr)
+        return 1
+    return 0
+
+
+def cmd_status(args: argparse.Namespace) -> int:
+    from arena.tournaments.report import scheduled_total
+
+    with _open_store(args.target) as store:
+        meta = store.meta()
+        config = meta.get("config", {})
+        bots = meta.get("bots", [])
+        played = store.count_games()
+        total = scheduled_total(config, len(bots))
+        voids = store.voids()
+        runs = store.runs()
+        counts = store.void_counts()
+        recorded = store.recorded_ids()
+    unplayable = sorted(
+        g
+        for g, n in counts.items()
+        if g not in recorded and n >= int(config.get("max_attempts", 3))
+    )
+    print(f"tournament  {config.get('name')}")
+    print(f"results     {store.path}")
+    print(f"bots        {', '.join(bots)}")
+    print(f"games       {', '.join(g['label'] for g in config.get('games', []))}")
+    print(f"rounds      {config.get('rounds')}   seed {config.get('seed')}")
+    state = "complete" if played >= total else f"{total - played} missing"
+    print(f"played      {played}/{total} ({state})")
+    print(
+        f"voided      {len(voids)} attempts"
+        + (f", unplayable: {', '.join(unplayable)}" if unplayable else "")
+    )
+    for run in runs:
+        print(
+            f"run {run['run_id']:<3}     {run['started_at']}  {run['status']:<10} "
+            f"played {run['played']}/{run['pending']}  voided {run['voided']}"
+        )
+    return 0
+
+
+def cmd_report(args: argparse.Namespace) -> int:
+    from arena.tournaments.report import build_report, render_csv, render_games_csv, render_text
+
+    with _open_store(args.target) as store:
+        if args.format == "csv" and args.games:
+            text = render_games_csv(store.games())
+        else:
+            report = build_report(store)
+            if args.format == "json":
+                text = json.dumps(report, indent=2) + "\n"
+            elif args.format == "csv":
+                text = render_csv(report)
+            else:
+                text = render_text(report)
+    _emit(text, args.output)
+    return 0
+
+
+def cmd_record(args: argparse.Namespace) -> int:
+    with _open_store(args.target) as store:
+        record = store.record(args.game_id)
+    _emit(json.dumps(record, indent=1) + "\n", args.output)
+    return 0
+
+
+def _emit(text: str, output: str | None) -> None:
+    if output:
+        Path(output).parent.mkdir(parents=True, exist_ok=True)
+        Path(output).write_text(text, encoding="utf-8")
+    else:
+        sys.stdout.write(text)

@@ -1,0 +1,420 @@
+"""Tournament configuration: a TOML file validated into a frozen `TournamentConfig`.
+
+Every problem is reported as one `ConfigError` naming the file, the key and what is wrong,
+because a tournament is usually started and left alone: a typo must fail at once, not after an
+hour of games. The format is documented key by key in docs/tournament.md.
+
+Paths (bot manifests, the results file) are relative to the config file's directory, so a
+config works the same whatever directory `arena tournament run` is started from.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from arena.errors import ArenaError
+
+ALL_GAMES: tuple[str, ...] = ("papagra", "wrigglers", "stripes", "quadraphages", "hexaphage")
+ISOLATIONS: tuple[str, ...] = ("process", "docker")
+
+_TOP_KEYS = (
+    "name",
+    "seed",
+    "rounds",
+    "concurrency",
+    "pin_cores",
+    "isolation",
+    "results",
+    "max_attempts",
+    "bots",
+    "games",
+    "time_control",
+    "openings",
+)
+_TC_KEYS = ("startup", "base", "increment", "move_time", "margin")
+
+
+class ConfigError(ArenaError):
+    """A bad tournament config; the message names the file and the key."""
+
+
+@dataclass(frozen=True)
+class BotEntry:
+    """One participant as written in the config; resolved to a BotSpec by the runner.
+
+    `source` is what `load_bot` receives: an absolute manifest path/directory, or a plain
+    command line when the config used the `command` form. `alias` overrides the manifest's name
+    (needed when two entries share a manifest name, e.g. one bot with two settings).
+    """
+
+    source: str
+    alias: str | None = None
+    is_command: bool = False
+
+
+@dataclass(frozen=True)
+class GameEntry:
+    """One game variant with its options; `label` identifies it in ids and reports."""
+
+    name: str
+    options: Mapping[str, Any]
+    label: str
+
+
+@dataclass(frozen=True)
+class TimeControlSpec:
+    """The referee's TimeControl fields, kept here so configs validate without the referee."""
+
+    startup: float = 10.0
+    base: float | None = None
+    increment: float = 0.0
+    move_time: float | None = None
+    margin: float = 0.05
+
+    def to_dict(self) -> dict[str, Any]:
+        return {k: getattr(self, k) for k in _TC_KEYS}
+
+    def to_referee(self) -> Any:
+        """The referee's TimeControl with the same fields."""
+        from arena.referee import TimeControl
+
+        return TimeControl(**self.to_dict())
+
+    def describe(self) -> str:
+        parts = []
+        if self.base is not None:
+            parts.append(f"{self.base:g}+{self.increment:g}")
+        if self.move_time is not None:
+            parts.append(f"{self.move_time:g}s/turn")
+        return ", ".join(parts) or "no clock"
+
+
+@dataclass(frozen=True)
+class TournamentConfig:
+    """A validated tournament config. `path` is None for configs built in code."""
+
+    name: str
+    bots: tuple[BotEntry, ...]
+    games: tuple[GameEntry, ...]
+    time_control: TimeControlSpec
+    results: Path
+    seed: int = 0
+    rounds: int = 1
+    concurrency: int = field(default_factory=lambda: os.cpu_count() or 1)
+    pin_cores: bool = False
+    isolation: str | None = None
+    max_attempts: int = 3
+    opening_turns: int = 2
+    path: Path | None = None
+
+    def schedule_identity(self, bot_names: list[str]) -> dict[str, Any]:
+        """What the schedule and every game's conditions depend on (rounds excluded).
+
+        Stored in the results file; resuming with a config whose identity differs would mix
+        games played under different conditions, so the runner refuses it. `rounds` is left out
+        on purpose: raising it extends a finished tournament by more rounds.
+        """
+        return {
+            "bots": list(bot_names),
+            "games": [[g.label, g.name, dict(g.options)] for g in self.games],
+            "time_control": self.time_control.to_dict(),
+            "seed": self.seed,
+            "opening_turns": self.opening_turns,
+        }
+
+    def fingerprint(self, bot_names: list[str]) -> str:
+        blob = json.dumps(self.schedule_identity(bot_names), sort_keys=True, default=str)
+        return hashlib.sha256(blob.encode()).hexdigest()[:16]
+
+    def to_dict(self) -> dict[str, Any]:
+        """JSON-safe summary, stored in the results file so reports work without the config."""
+        return {
+            "name": self.name,
+            "path": str(self.path) if self.path else None,
+            "bots": [
+                {"source": b.source, "alias": b.alias, "is_command": b.is_command}
+                for b in self.bots
+            ],
+            "games": [
+                {"name": g.name, "options": dict(g.options), "label": g.label} for g in self.games
+            ],
+            "time_control": self.time_control.to_dict(),
+            "results": str(self.results),
+            "seed": self.seed,
+            "rounds": self.rounds,
+            "concurrency": self.concurrency,
+            "pin_cores": self.pin_cores,
+            "isolation": self.isolation,
+            "max_attempts": self.max_attempts,
+            "opening_turns": self.opening_turns,
+        }
+
+
+# --- validation helpers -----------------------------------------------------------------------
+
+
+class _Checker:
+    """Collects the file name so every error reads `FILE: key 'k': problem`."""
+
+    def __init__(self, where: str) -> None:
+        self.where = where
+
+    def fail(self, key: str, problem: str) -> ConfigError:
+        return ConfigError(f"{self.where}: key '{key}': {problem}")
+
+    def integer(self, key: str, value: Any, lo: int | None = None) -> int:
+        if isinstance(value, bool) or not isinstance(value, int):
+            raise self.fail(key, f"expected an integer, got {_show(value)}")
+        if lo is not None and value < lo:
+            raise self.fail(key, f"must be at least {lo}, got {value}")
+        return value
+
+    def number(self, key: str, value: Any, positive: bool = False) -> float:
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise self.fail(key, f"expected a number of seconds, got {_show(value)}")
+        x = float(value)
+        if not math.isfinite(x) or x < 0 or (positive and x == 0):
+            need = "greater than 0" if positive else "at least 0"
+            raise self.fail(key, f"must be {need}, got {value}")
+        return x
+
+    def string(self, key: str, value: Any) -> str:
+        if not isinstance(value, str) or not value.strip():
+            raise self.fail(key, f"expected a non-empty string, got {_show(value)}")
+        return value
+
+    def boolean(self, key: str, value: Any) -> bool:
+        if not isinstance(value, bool):
+            raise self.fail(key, f"expected true or false, got {_show(value)}")
+        return value
+
+    def table(self, key: str, value: Any, allowed: tuple[str, ...]) -> Mapping[str, Any]:
+        if not isinstance(value, Mapping):
+            raise self.fail(key, f"expected a table, got {_show(value)}")
+        for k in value:
+            if k not in allowed:
+                raise self.fail(
+                    f"{key}.{k}" if key else k, f"unknown key (valid keys: {', '.join(allowed)})"
+                )
+        return value
+
+
+def _show(value: Any) -> str:
+    if isinstance(value, Mapping):
+        return "a table"
+    if isinstance(value, list):
+        return "a list"
+    return repr(value)
+
+
+def parse_time_control(text: str) -> tuple[float, float]:
+    """`"BASE+INC"` or `"BASE"` in seconds -> (base, increment); ValueError when malformed."""
+    base_s, _, inc_s = text.strip().partition("+")
+    base = float(base_s)
+    inc = float(inc_s) if inc_s else 0.0
+    if not (math.isfinite(base) and math.isfinite(inc)) or base <= 0 or inc < 0:
+        raise ValueError(text)
+    return base, inc
+
+
+def _time_control(c: _Checker, raw: Any) -> TimeControlSpec:
+    if raw is None:
+        return TimeControlSpec(base=10.0, increment=0.1)
+    if isinstance(raw, str):
+        try:
+            base, inc = parse_time_control(raw)
+        except ValueError:
+            raise c.fail(
+                "time_control", f'expected BASE+INCREMENT in seconds like "5+0.05", got {raw!r}'
+            ) from None
+        return TimeControlSpec(base=base, increment=inc)
+    t = c.table("time_control", raw, _TC_KEYS)
+    kw: dict[str, Any] = {}
+    for k in _TC_KEYS:
+        if k in t:
+            kw[k] = c.number(
+                f"time_control.{k}", t[k], positive=k in ("startup", "base", "move_time")
+            )
+    if kw.get("base") is None and "increment" in kw:
+        raise c.fail("time_control.increment", "needs time_control.base (a Fischer clock)")
+    if kw.get("base") is None and kw.get("move_time") is None:
+        raise c.fail("time_control", "set base (Fischer clock) or move_time (or both)")
+    return TimeControlSpec(**kw)
+
+
+def _bots(c: _Checker, raw: Any, base_dir: Path) -> tuple[BotEntry, ...]:
+    if raw is None:
+        raise c.fail("bots", "missing: list at least two bots (manifest paths)")
+    if not isinstance(raw, list):
+        raise c.fail("bots", f"expected a list of bot manifest paths, got {_show(raw)}")
+    out: list[BotEntry] = []
+    for i, item in enumerate(raw):
+        key = f"bots[{i}]"
+        alias = None
+        if isinstance(item, str):
+            path_text, command = item, None
+        elif isinstance(item, Mapping):
+            t = c.table(key, item, ("path", "command", "name"))
+            if ("path" in t) == ("command" in t):
+                raise c.fail(key, "give exactly one of 'path' (a manifest) or 'command'")
+            path_text = t.get("path")
+            command = t.get("command")
+            if "name" in t:
+                alias = c.string(f"{key}.name", t["name"])
+        else:
+            raise c.fail(key, f"expected a manifest path or a table, got {_show(item)}")
+        if command is not None:
+            out.append(BotEntry(c.string(f"{key}.command", command), alias, is_command=True))
+            continue
+        path_text = c.string(key if isinstance(item, str) else f"{key}.path", path_text)
+        p = Path(path_text).expanduser()
+        if not p.is_absolute():
+            p = base_dir / p
+        p = Path(os.path.normpath(p))
+        if not (p.is_file() or (p / "bot.toml").is_file()):
+            raise c.fail(key, f"no bot manifest at {p} (a bot.toml or a directory holding one)")
+        out.append(BotEntry(str(p), alias))
+    if len(out) < 2:
+        raise c.fail("bots", f"a tournament needs at least two bots, got {len(out)}")
+    aliases = [b.alias for b in out if b.alias]
+    dup = {a for a in aliases if aliases.count(a) > 1}
+    if dup:
+        raise c.fail("bots", f"duplicate bot name {sorted(dup)[0]!r}")
+    return tuple(out)
+
+
+def _games(c: _Checker, raw: Any) -> tuple[GameEntry, ...]:
+    if raw is None:
+        raw = list(ALL_GAMES)
+    if not isinstance(raw, list) or not raw:
+        raise c.fail(
+            "games", f"expected a non-empty list of game names or tables, got {_show(raw)}"
+        )
+    out: list[GameEntry] = []
+    for i, item in enumerate(raw):
+        key = f"games[{i}]"
+        if isinstance(item, str):
+            name, options, label = item, {}, item
+        elif isinstance(item, Mapping):
+            t = c.table(key, item, ("name", "options", "label"))
+            if "name" not in t:
+                raise c.fail(f"{key}.name", f"missing (one of: {', '.join(ALL_GAMES)})")
+            name = c.string(f"{key}.name", t["name"])
+            options = t.get("options", {})
+            if not isinstance(options, Mapping):
+                raise c.fail(
+                    f"{key}.options", f"expected a table of game options, got {_show(options)}"
+                )
+            label = c.string(f"{key}.label", t.get("label", name))
+        else:
+            raise c.fail(key, f"expected a game name or a table, got {_show(item)}")
+        if name not in ALL_GAMES:
+            raise c.fail(key, f"unknown game {name!r} (valid games: {', '.join(ALL_GAMES)})")
+        if not all(ch.isalnum() or ch in "-_" for ch in label):
+            raise c.fail(f"{key}.label", f"use letters, digits, '-' and '_' only, got {label!r}")
+        options = dict(options)
+        _check_game_options(c, key, name, options)
+        out.append(GameEntry(name, options, label))
+    labels = [g.label for g in out]
+    dup = {lab for lab in labels if labels.count(lab) > 1}
+    if dup:
+        raise c.fail(
+            "games", f"game {sorted(dup)[0]!r} listed twice; give each entry a distinct 'label'"
+        )
+    return tuple(out)
+
+
+def _check_game_options(c: _Checker, key: str, name: str, options: dict[str, Any]) -> None:
+    """Let the engine itself validate the options, so the config accepts exactly what it does."""
+    from arena.games import make_game
+    from arena.games.errors import GameError
+
+    try:
+        make_game(name, options)
+    except GameError as e:
+        raise c.fail(f"{key}.options", str(e)) from None
+    except ModuleNotFoundError as e:  # engine not installed in this checkout: checked at play time
+        if not (e.name or "").startswith("arena.games"):
+            raise
+
+
+def load_config(
+    path: str | os.PathLike[str], *, concurrency: int | None = None
+) -> TournamentConfig:
+    """Read and validate a tournament config file; `concurrency` overrides the file's value."""
+    p = Path(path)
+    if not p.is_file():
+        raise ConfigError(f"no tournament config at {p}")
+    try:
+        data = tomllib.loads(p.read_text(encoding="utf-8"))
+    except tomllib.TOMLDecodeError as e:
+        raise ConfigError(f"{p}: not valid TOML: {e}") from None
+    except UnicodeDecodeError:
+        raise ConfigError(f"{p}: not a UTF-8 text file") from None
+    return config_from_dict(
+        data,
+        base_dir=p.resolve().parent,
+        where=str(p),
+        stem=p.stem,
+        path=p.resolve(),
+        concurrency=concurrency,
+    )
+
+
+def config_from_dict(
+    data: Mapping[str, Any],
+    *,
+    base_dir: Path,
+    where: str = "<config>",
+    stem: str = "tournament",
+    path: Path | None = None,
+    concurrency: int | None = None,
+) -> TournamentConfig:
+    """Validate an already-parsed config (tests and tools build configs this way)."""
+    c = _Checker(where)
+    c.table("", data, _TOP_KEYS)
+    name = c.string("name", data.get("name", stem))
+    seed = c.integer("seed", data.get("seed", 0))
+    rounds = c.integer("rounds", data.get("rounds", 1), lo=1)
+    conc = data.get("concurrency", 0)
+    conc = c.integer("concurrency", conc, lo=0) or (os.cpu_count() or 1)
+    if concurrency is not None:
+        conc = c.integer("concurrency", concurrency, lo=1)
+    pin = c.boolean("pin_cores", data.get("pin_cores", False))
+    isolation = data.get("isolation")
+    if isolation is not None and isolation not in ISOLATIONS:
+        raise c.fail(
+            "isolation", f"expected one of {', '.join(ISOLATIONS)}, got {_show(isolation)}"
+        )
+    max_attempts = c.integer("max_attempts", data.get("max_attempts", 3), lo=1)
+    results_raw = data.get("results", f"results/{stem}.sqlite")
+    results = Path(c.string("results", results_raw)).expanduser()
+    if not results.is_absolute():
+        results = base_dir / results
+    opening_turns = 2
+    if "openings" in data:
+        o = c.table("openings", data["openings"], ("turns",))
+        opening_turns = c.integer("openings.turns", o.get("turns", 2), lo=0)
+    return TournamentConfig(
+        name=name,
+        bots=_bots(c, data.get("bots"), base_dir),
+        games=_games(c, data.get("games")),
+        time_control=_time_control(c, data.get("time_control")),
+        results=Path(os.path.normpath(results)),
+        seed=seed,
+        rounds=rounds,
+        concurrency=conc,
+        pin_cores=pin,
+        isolation=isolation,
+        max_attempts=max_attempts,
+        opening_turns=opening_turns,
+        path=path,
+    )

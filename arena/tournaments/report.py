@@ -1,0 +1,443 @@
+"""Standings, crosstable, ratings and pentanomial counts from a results file.
+
+Everything is computed from the recorded games alone (plus the config summary stored with
+them), so a report can be made while a run is going, after a kill, or on another machine. The
+JSON form is the complete report; text and CSV are views of it.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import itertools
+from collections import Counter, defaultdict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from arena.tournaments.ratings import fit_ratings
+from arena.tournaments.store import GameRow, Store
+
+#: result reasons that are a forfeit by the losing bot, and their column in the reports
+FORFEIT_KINDS: dict[str, str] = {
+    "time_forfeit": "time",
+    "illegal_action": "illegal",
+    "protocol_error": "protocol",
+    "crash": "crash",
+    "failed_start": "start",
+    "memory_limit": "memory",
+}
+KIND_ORDER = ("time", "illegal", "protocol", "crash", "start", "memory")
+PENTANOMIAL_LABELS = ("0", "0.5", "1", "1.5", "2")
+
+
+def forfeits_of(row: GameRow) -> list[int]:
+    """Seats that forfeited this game (both, when both failed to start)."""
+    if row.reason == "both_failed_start":
+        return [0, 1]
+    if row.reason in FORFEIT_KINDS and row.winner is not None:
+        return [1 - row.winner]
+    return []
+
+
+def _kind(reason: str) -> str:
+    return "start" if reason == "both_failed_start" else FORFEIT_KINDS[reason]
+
+
+def standings(bots: Sequence[str], rows: Iterable[GameRow]) -> list[dict[str, Any]]:
+    """Per bot: games, points, W/D/L, forfeits by kind; sorted by points (then fewer games)."""
+    table = {
+        b: {
+            "bot": b,
+            "games": 0,
+            "points": 0.0,
+            "wins": 0,
+            "draws": 0,
+            "losses": 0,
+            "forfeits": dict.fromkeys(KIND_ORDER, 0),
+        }
+        for b in bots
+    }
+    for row in rows:
+        for seat in (0, 1):
+            s = table.setdefault(
+                row.bots[seat],
+                {
+                    "bot": row.bots[seat],
+                    "games": 0,
+                    "points": 0.0,
+                    "wins": 0,
+                    "draws": 0,
+                    "losses": 0,
+                    "forfeits": dict.fromkeys(KIND_ORDER, 0),
+                },
+            )
+            s["games"] += 1
+            p = row.points(seat)
+            s["points"] += p
+            s["wins" if p == 1 else "draws" if p == 0.5 else "losses"] += 1
+        for seat in forfeits_of(row):
+            table[row.bots[seat]]["forfeits"][_kind(row.reason)] += 1
+    out = sorted(table.values(), key=lambda s: (-s["points"], s["games"], s["bot"]))
+    for rank, s in enumerate(out, 1):
+        s["rank"] = rank
+        s["score"] = round(s["points"] / s["games"], 4) if s["games"] else None
+    return out
+
+
+def ratings_of(bots: Sequence[str], rows: Iterable[GameRow]) -> dict[str, Any]:
+    index = {b: i for i, b in enumerate(bots)}
+    games = [(index[r.bots[0]], index[r.bots[1]], r.points(0)) for r in rows]
+    fit = fit_ratings(list(bots), games)
+    return {
+        "method": "Bradley-Terry maximum likelihood over all games, draws = half points",
+        "anchor": "mean of all rated bots = 0",
+        "prior_draws_per_pair": fit.prior_draws,
+        "players": [
+            {
+                "bot": r.name,
+                "elo": None if r.elo is None else round(r.elo, 1),
+                "ci95": None if r.ci95 is None else round(r.ci95, 1),
+                "games": r.games,
+                "points": r.points,
+            }
+            for r in sorted(fit.ratings, key=lambda r: -(r.elo if r.elo is not None else -1e9))
+        ],
+    }
+
+
+def crosstable(bots: Sequence[str], rows: Iterable[GameRow]) -> dict[str, dict[str, dict]]:
+    """cells[a][b] = points of a against b and games played between them."""
+    cells: dict[str, dict[str, dict]] = {
+        a: {b: {"points": 0.0, "games": 0} for b in bots if b != a} for a in bots
+    }
+    for r in rows:
+        for seat in (0, 1):
+            a, b = r.bots[seat], r.bots[1 - seat]
+            c = cells.setdefault(a, {}).setdefault(b, {"points": 0.0, "games": 0})
+            c["points"] += r.points(seat)
+            c["games"] += 1
+    return cells
+
+
+def pentanomial(bots: Sequence[str], rows: Iterable[GameRow]) -> list[dict[str, Any]]:
+    """For each pair of bots, how many complete game pairs it scored 0, 0.5, 1, 1.5 or 2.
+
+    A game pair is the same game and opening played from both seats; the counts are from the
+    point of view of the pair's first bot (config order). Unfinished pairs are left out.
+    """
+    by_pair: dict[tuple, dict[int, GameRow]] = defaultdict(dict)
+    for r in rows:
+        by_pair[(r.round, r.game, r.pair)][r.seat_order] = r
+    order = {b: i for i, b in enumerate(bots)}
+    counts: dict[tuple[str, str], list[int]] = {}
+    for games in by_pair.values():
+        if len(games) != 2:
+            continue
+        first = games[0].bots[0]  # seat order 0: the pair's first bot sits in seat 0
+        second = games[0].bots[1]
+        if order.get(first, 0) > order.get(second, 0):
+            first, second = second, first
+        score = sum(g.points(g.bots.index(first)) for g in games.values())
+        counts.setdefault((first, second), [0] * 5)[round(score * 2)] += 1
+    return [
+        {"bots": [a, b], "counts": c, "game_pairs": sum(c)}
+        for (a, b), c in sorted(
+            counts.items(), key=lambda kv: (order.get(kv[0][0], 0), order.get(kv[0][1], 0))
+        )
+    ]
+
+
+def scheduled_total(config: Mapping[str, Any], n_bots: int) -> int:
+    n_pairs = n_bots * (n_bots - 1) // 2
+    return len(config["games"]) * n_pairs * 2 * int(config["rounds"])
+
+
+def build_report(store: Store) -> dict[str, Any]:
+    """The complete report of a results file as a JSON-safe dict."""
+    meta = store.meta()
+    config = meta.get("config", {})
+    bots: list[str] = list(meta.get("bots", []))
+    rows = store.games()
+    voids = store.voids()
+    total = scheduled_total(config, len(bots)) if config and bots else len(rows)
+    recorded = {r.game_id for r in rows}
+    void_counts = Counter(v["game_id"] for v in voids)
+    max_attempts = int(config.get("max_attempts", 3))
+    unplayable = sorted(
+        g for g, n in void_counts.items() if g not in recorded and n >= max_attempts
+    )
+    games = [g["label"] for g in config.get("games", [])] or sorted({r.game for r in rows})
+    reasons = Counter(r.reason for r in rows)
+    per_game = {}
+    for label in games:
+        sub = [r for r in rows if r.game == label]
+        per_game[label] = {
+            "games": len(sub),
+            "standings": standings(bots, sub),
+            "ratings": ratings_of(bots, sub),
+        }
+    runs = store.runs()
+    return {
+        "format": "arena-tournament-report/1",
+        "tournament": config.get("name"),
+        "results": str(store.path),
+        "created_at": meta.get("created_at"),
+        "seed": config.get("seed"),
+        "rounds": config.get("rounds"),
+        "time_control": config.get("time_control"),
+        "opening_turns": config.get("opening_turns"),
+        "bots": bots,
+        "games": games,
+        "progress": {
+            "scheduled": total,
+            "played": len(rows),
+            "missing": max(0, total - len(rows)),
+            "complete": len(rows) >= total,
+            "voided_attempts": len(voids),
+            "unplayable": unplayable,
+            "runs": len(runs),
+        },
+        "standings": standings(bots, rows),
+        "ratings": ratings_of(bots, rows),
+        "per_game": per_game,
+        "crosstable": crosstable(bots, rows),
+        "pentanomial": pentanomial(bots, rows),
+        "reasons": dict(reasons.most_common()),
+        "voids": voids,
+        "runs": runs,
+    }
+
+
+# --- views --------------------------------------------------------------------------------
+
+
+def _fmt_elo(p: Mapping[str, Any] | None) -> tuple[str, str]:
+    if not p or p.get("elo") is None:
+        return "-", ""
+    ci = p.get("ci95")
+    return f"{p['elo']:+.0f}", f"±{ci:.0f}" if ci is not None else ""
+
+
+def _forfeit_text(f: Mapping[str, int]) -> str:
+    letters = {
+        "time": "T",
+        "illegal": "I",
+        "protocol": "P",
+        "crash": "C",
+        "start": "S",
+        "memory": "M",
+    }
+    return " ".join(f"{letters[k]}{f[k]}" for k in KIND_ORDER if f.get(k)) or "-"
+
+
+def render_text(report: Mapping[str, Any], width: int = 110) -> str:
+    """The report as text tables (rich), the way engine testers read a tournament."""
+    from rich.console import Console
+    from rich.table import Table
+
+    buf = io.StringIO()
+    console = Console(file=buf, width=width, force_terminal=False, color_system=None)
+    prog = report["progress"]
+    tc = report.get("time_control") or {}
+    tc_text = []
+    if tc.get("base") is not None:
+        tc_text.append(f"{tc['base']:g}+{tc.get('increment', 0):g}")
+    if tc.get("move_time") is not None:
+        tc_text.append(f"{tc['move_time']:g}s/turn")
+    console.print(
+        f"Tournament {report.get('tournament')}: {prog['played']}/{prog['scheduled']} games"
+        + ("" if prog["complete"] else f" ({prog['missing']} missing)")
+        + f", {len(report['bots'])} bots, games: {', '.join(report['games'])}, "
+        f"rounds {report.get('rounds')}, tc {', '.join(tc_text) or '-'}, seed {report.get('seed')}"
+    )
+    if prog["voided_attempts"]:
+        console.print(f"Voided attempts (arena-side failures, replayed): {prog['voided_attempts']}")
+    if prog["unplayable"]:
+        console.print(f"Unplayable after repeated voids: {', '.join(prog['unplayable'])}")
+
+    console.print(
+        _standings_table(Table, "Standings, all games", report["standings"], report["ratings"])
+    )
+    console.print(
+        "Forfeits: T time, I illegal action, P protocol error, C crash, S failed start, M memory."
+    )
+    ratings = report["ratings"]
+    note = "Elo: Bradley-Terry maximum likelihood over all games, mean 0, 95% interval."
+    if ratings.get("prior_draws_per_pair"):
+        note += (
+            f" A perfect score made pure ML infinite: {ratings['prior_draws_per_pair']:g} virtual"
+            " draw per pair added."
+        )
+    console.print(note)
+    for label, sub in report["per_game"].items():
+        if sub["games"]:
+            console.print(
+                _standings_table(
+                    Table, f"{label} ({sub['games']} games)", sub["standings"], sub["ratings"]
+                )
+            )
+
+    bots = report["bots"]
+    ct = Table(title="Crosstable (points / games, row against column)", title_justify="left")
+    ct.add_column("bot")
+    for b in bots:
+        ct.add_column(b, justify="right")
+    for a in bots:
+        cells = []
+        for b in bots:
+            if a == b:
+                cells.append("")
+            else:
+                c = report["crosstable"].get(a, {}).get(b, {"points": 0, "games": 0})
+                cells.append(f"{c['points']:g}/{c['games']}" if c["games"] else "-")
+        ct.add_row(a, *cells)
+    console.print(ct)
+
+    if report["pentanomial"]:
+        pt = Table(
+            title="Pentanomial: game pairs by the first bot's pair score", title_justify="left"
+        )
+        pt.add_column("pair")
+        for lab in PENTANOMIAL_LABELS:
+            pt.add_column(lab, justify="right")
+        pt.add_column("pairs", justify="right")
+        for p in report["pentanomial"]:
+            pt.add_row(
+                f"{p['bots'][0]} vs {p['bots'][1]}", *map(str, p["counts"]), str(p["game_pairs"])
+            )
+        console.print(pt)
+    if report["reasons"]:
+        console.print(
+            "Result reasons: " + ", ".join(f"{k} {v}" for k, v in report["reasons"].items())
+        )
+    return buf.getvalue()
+
+
+def _standings_table(Table, title: str, rows: Sequence[Mapping], ratings: Mapping) -> Any:
+    by_bot = {p["bot"]: p for p in ratings["players"]}
+    t = Table(title=title, title_justify="left")
+    for col, just in (
+        ("#", "right"),
+        ("bot", "left"),
+        ("elo", "right"),
+        ("±95%", "right"),
+        ("games", "right"),
+        ("points", "right"),
+        ("score", "right"),
+        ("W", "right"),
+        ("D", "right"),
+        ("L", "right"),
+        ("forfeits", "left"),
+    ):
+        t.add_column(col, justify=just)  # type: ignore[arg-type]
+    for s in rows:
+        elo, ci = _fmt_elo(by_bot.get(s["bot"]))
+        t.add_row(
+            str(s["rank"]),
+            s["bot"],
+            elo,
+            ci,
+            str(s["games"]),
+            f"{s['points']:g}",
+            "-" if s["score"] is None else f"{100 * s['score']:.1f}%",
+            str(s["wins"]),
+            str(s["draws"]),
+            str(s["losses"]),
+            _forfeit_text(s["forfeits"]),
+        )
+    return t
+
+
+def render_csv(report: Mapping[str, Any]) -> str:
+    """Standings and ratings, one row per bot per scope (`all` and each game)."""
+    out = io.StringIO()
+    w = csv.writer(out)
+    w.writerow(
+        [
+            "scope",
+            "rank",
+            "bot",
+            "elo",
+            "ci95",
+            "games",
+            "points",
+            "score",
+            "wins",
+            "draws",
+            "losses",
+            *(f"forfeit_{k}" for k in KIND_ORDER),
+        ]
+    )
+    scopes = itertools.chain(
+        [("all", report["standings"], report["ratings"])],
+        ((g, s["standings"], s["ratings"]) for g, s in report["per_game"].items()),
+    )
+    for scope, rows, ratings in scopes:
+        by_bot = {p["bot"]: p for p in ratings["players"]}
+        for s in rows:
+            p = by_bot.get(s["bot"], {})
+            w.writerow(
+                [
+                    scope,
+                    s["rank"],
+                    s["bot"],
+                    p.get("elo"),
+                    p.get("ci95"),
+                    s["games"],
+                    s["points"],
+                    s["score"],
+                    s["wins"],
+                    s["draws"],
+                    s["losses"],
+                    *(s["forfeits"][k] for k in KIND_ORDER),
+                ]
+            )
+    return out.getvalue()
+
+
+def render_games_csv(rows: Iterable[GameRow]) -> str:
+    """Every recorded game, one row each, in schedule order."""
+    out = io.StringIO()
+    w = csv.writer(out)
+    w.writerow(
+        [
+            "game_id",
+            "round",
+            "game",
+            "pair",
+            "seat_order",
+            "bot0",
+            "bot1",
+            "result",
+            "winner",
+            "reason",
+            "forfeit",
+            "score0",
+            "score1",
+            "turns",
+            "duration",
+            "attempt",
+        ]
+    )
+    for r in rows:
+        w.writerow(
+            [
+                r.game_id,
+                r.round,
+                r.game,
+                r.pair,
+                r.seat_order,
+                r.bots[0],
+                r.bots[1],
+                r.result,
+                r.winner,
+                r.reason,
+                int(r.forfeit),
+                r.scores[0],
+                r.scores[1],
+                r.turns,
+                r.duration,
+                r.attempt,
+            ]
+        )
+    return out.getvalue()
