@@ -97,8 +97,13 @@ def choose_turn(state, rng, bot):
         except Exception:
             bot.log("policy failed, playing random:\n" + traceback.format_exc(limit=3))
             work, actions = state.clone(), []
-    # complete the turn's mandatory part at random if the policy left some of it open
-    if not work.is_terminal() and work.turn_number() == turn:
+    # complete the turn's mandatory part at random if the policy left some of it open (but
+    # never add optional actions the policy chose not to play)
+    if (
+        not work.is_terminal()
+        and work.turn_number() == turn
+        and not (actions and work.can_end_turn())
+    ):
         actions += random_rest_of_turn(work, rng)
     if not actions:
         # nothing playable at all: resigning is the only valid reply left

@@ -13,9 +13,9 @@ from botpipe import BOTS, BotPipe, end_message, hello
 from arena.games import GAME_NAMES, make_game
 
 
-def engine_or_skip(game: str):
+def engine_or_skip(game: str, options=None):
     try:
-        return make_game(game)
+        return make_game(game, options)
     except ModuleNotFoundError as e:
         pytest.skip(f"the {game} engine is not available yet ({e})")
 
@@ -36,12 +36,18 @@ def turn_message(state, seat: int, last_turn) -> dict:
 
 
 def play(
-    bot: BotPipe, game: str, bot_seat: int, bot_turns: int, seed: int = 5, to_the_end=False
+    bot: BotPipe,
+    game: str,
+    bot_seat: int,
+    bot_turns: int,
+    seed: int = 5,
+    to_the_end: bool = False,
+    options: dict | None = None,
 ) -> list[list[str]]:
     """Referee by hand: the bot against random play; returns the bot's moves (one per turn)."""
-    state = engine_or_skip(game).new_initial_state()
+    state = engine_or_skip(game, options).new_initial_state()
     rng = random.Random(seed)
-    bot.send(hello(seat=bot_seat, seed=seed, game=game))
+    bot.send(hello(seat=bot_seat, seed=seed, game=game, options=options or {}))
     ready = bot.recv()
     assert ready["type"] == "ready" and ready["name"] == "strong"
     moves: list[list[str]] = []
@@ -158,3 +164,33 @@ def test_strong_bot_falls_back_to_random(start_strong, broken_strong, game, expe
     if game == "papagra":
         # pink's first turn is one stone, then two actions a turn; the extra is dropped
         assert [len(m) for m in moves] == [1, 2]
+
+
+# Papagra with `extra_removals`: the policy decides about the optional third action; the bot
+# neither drops it nor adds one of its own.
+EXTRA_POLICY = textwrap.dedent(
+    """
+    def choose_turn(state, rng):
+        turn, out = state.turn_number(), []
+        while state.turn_number() == turn and not state.is_terminal():
+            if state.can_end_turn():
+                if EXTRA:
+                    out.append(rng.choice(state.legal_actions()))
+                break
+            out.append(rng.choice(state.legal_actions()))
+            state.apply(out[-1])
+        return out
+    """
+)
+
+
+@pytest.mark.parametrize("extra", [True, False])
+def test_strong_bot_optional_actions_follow_the_policy(start_strong, tmp_path, extra):
+    shutil.copy(BOTS / "strong" / "bot.py", tmp_path / "bot.py")
+    (tmp_path / "policies").mkdir()
+    (tmp_path / "policies" / "__init__.py").write_text("")
+    (tmp_path / "policies" / "papagra.py").write_text(f"EXTRA = {extra}\n" + EXTRA_POLICY)
+    bot = start_strong("msgpack", tmp_path)
+    moves = play(bot, "papagra", bot_seat=1, bot_turns=4, options={"extra_removals": 2})
+    assert [len(m) for m in moves] == [3 if extra else 2] * 4
+    assert all(m[2].startswith("-") for m in moves) if extra else True
