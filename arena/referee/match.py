@@ -432,10 +432,10 @@ class _Referee:
             )
         return None
 
-    @staticmethod
-    def _close_turn(entry: dict[str, Any], turn_elapsed: float, clocks: Clocks) -> None:
+    def _close_turn(self, entry: dict[str, Any], turn_elapsed: float, clocks: Clocks) -> None:
         entry["elapsed"] = round(turn_elapsed, 6)
         entry["clocks_after"] = clocks.snapshot()
+        entry["t"] = round(trio.current_time() - self.t0, 6)
 
     # --- results -------------------------------------------------------------------------------
     def _failure_dict(self, seat: int, f: BotFailure) -> dict[str, Any]:
@@ -488,17 +488,28 @@ class _Referee:
         channel = self.channels[seat]
         assert proc is not None
         grace = self.config.end_grace
+        exited_after_end = None
         try:
             if channel is not None and outcome is not None:
-                stuck = outcome.loser == seat and outcome.result.reason == "time_forfeit"
+                # a bot that just forfeited gets no grace: it may be stuck, and it has lost
+                stuck = outcome.loser == seat and outcome.result.reason in FORFEIT_REASONS
                 if proc.exit_info() is None and self.record.ready[seat] is not None:
                     await channel.send_quietly(self._end_message(seat, outcome.result), 0.2)
-                await channel.close_input()
-                if not stuck:
-                    with trio.move_on_after(grace):
-                        await proc.wait()
+                    await channel.close_input()
+                    if not stuck:
+                        with trio.move_on_after(grace):
+                            await proc.wait()
+                        exited_after_end = proc.exit_info() is not None
+                else:
+                    await channel.close_input()
         finally:
             await proc.aclose()
+        info = proc.exit_info()
+        self.record.exits[seat] = {
+            "returncode": info.returncode if info else None,
+            "signal": info.signal if info else None,
+            "exited_after_end": exited_after_end,
+        }
 
     def _end_message(self, seat: int, result: Result) -> dict[str, Any]:
         if result.winner is None:

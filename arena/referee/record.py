@@ -45,7 +45,7 @@ class GameRecord:
     bots: list[dict[str, Any]] = field(default_factory=list)
     time_control: dict[str, Any] = field(default_factory=dict)
     #: one entry per completed (or forfeited) turn:
-    #: {turn, seat, actions: [{action, elapsed}], elapsed, clocks_after, requests}
+    #: {turn, seat, actions: [{action, elapsed}], elapsed, clocks_after, requests, t}
     turns: list[dict[str, Any]] = field(default_factory=list)
     #: {seat, t (seconds since the game started), message}
     logs: list[dict[str, Any]] = field(default_factory=list)
@@ -55,6 +55,8 @@ class GameRecord:
     result: dict[str, Any] = field(default_factory=dict)
     #: captured stderr tail by seat
     stderr: list[str] = field(default_factory=lambda: ["", ""])
+    #: how each bot ended: {returncode, signal, exited_after_end (within the grace period)}
+    exits: list[dict[str, Any] | None] = field(default_factory=lambda: [None, None])
     #: what each bot reported in `ready` ({name, version, author, legal}); None if it never did
     ready: list[dict[str, Any] | None] = field(default_factory=lambda: [None, None])
     started_at: str = ""
@@ -168,7 +170,7 @@ class GameRecord:
                 and state.can_end_turn()
             ):
                 state.end_turn()
-            if not (is_last and failure):
+            if not (is_last and (failure or turn.get("resigned"))):
                 _check_turn_complete(state, start_turn, turn)
             yield turn, state
 

@@ -1,0 +1,361 @@
+"""`arena match`, `arena replay` and `arena check`: one game, one record, one bot's conformance.
+
+These are thin shells around `arena.referee`: the CLI parses and prints, the referee decides.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import secrets
+import sys
+from pathlib import Path
+from typing import Any
+
+import trio
+
+from arena.errors import ArenaError
+from arena.games import GAME_NAMES, game_class, make_game
+from arena.referee import (
+    GameRecord,
+    LogEvent,
+    MatchConfig,
+    TimeControl,
+    TurnEvent,
+    load_bot,
+    play_match,
+)
+from arena.referee.bots import BotSpec, BuildError
+from arena.sandbox import ISOLATION_MODES, SandboxFault
+
+ROOT = Path(__file__).resolve().parents[2]
+#: the opponent `arena check` plays against
+CHECK_OPPONENT = ROOT / "bots" / "random-py"
+#: `arena check` games are short: this many turns at most
+CHECK_MAX_TURNS = 24
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "match",
+        help="play one game between two bots",
+        description="Play one game between two bots. A bot is a bot.toml manifest, a directory "
+        "holding one, or a command line (prefix json: for the JSON Lines encoding).",
+    )
+    p.add_argument("game", metavar="GAME", help=f"one of: {', '.join(GAME_NAMES)}")
+    p.add_argument("bot_a", metavar="BOT_A", help="the bot that moves first (seat 0)")
+    p.add_argument("bot_b", metavar="BOT_B", help="the bot that moves second (seat 1)")
+    _time_options(p)
+    p.add_argument(
+        "--seed", type=int, default=None, help="seed given to both bots (default: random)"
+    )
+    p.add_argument(
+        "--option",
+        "-o",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="game option (repeatable), e.g. --option max_turns=100",
+    )
+    p.add_argument("--record", metavar="FILE", help="write the game record (JSON) to FILE")
+    p.add_argument(
+        "--json",
+        action="store_true",
+        help="print only one JSON object with the outcome (game, winner, result, reason, "
+        "scores, turns, ...)",
+    )
+    p.add_argument("--quiet", "-q", action="store_true", help="print only the result")
+    p.add_argument("--isolation", choices=ISOLATION_MODES, help="override the bots' isolation mode")
+    p.set_defaults(func=cmd_match)
+
+    p = sub.add_parser(
+        "replay",
+        help="show a game record turn by turn",
+        description="Show a game record turn by turn, re-checking every action with the rules "
+        "engine.",
+    )
+    p.add_argument("file", metavar="FILE", help="a record written by arena match --record")
+    p.add_argument("--turn", type=int, metavar="N", help="show only the position after turn N")
+    p.add_argument("--no-board", action="store_true", help="list the turns without boards")
+    p.set_defaults(func=cmd_replay)
+
+    p = sub.add_parser(
+        "check",
+        help="conformance run for a bot: handshake and a short game of every game",
+        description="Start the bot, check its handshake, and play a short game of every game "
+        "in both seats against the bundled random-py bot; say precisely what is wrong.",
+    )
+    p.add_argument("bot", metavar="BOT", help="a bot.toml, a directory holding one, or a command")
+    p.add_argument(
+        "--game",
+        action="append",
+        choices=GAME_NAMES,
+        help="check only this game (repeatable; default: every game)",
+    )
+    p.add_argument(
+        "--opponent", default=str(CHECK_OPPONENT), help="the sparring bot (default: random-py)"
+    )
+    p.add_argument("--turns", type=int, default=CHECK_MAX_TURNS, help="turn limit per game")
+    _time_options(p, default_tc="20+1", default_startup=10.0)
+    p.set_defaults(func=cmd_check)
+
+
+def _time_options(
+    p: argparse.ArgumentParser, default_tc: str | None = None, default_startup: float = 10.0
+) -> None:
+    p.add_argument(
+        "--tc",
+        default=default_tc,
+        metavar="BASE+INC",
+        help="Fischer clock in seconds, e.g. 5+0.05 (default: 60+1 unless --move-time)",
+    )
+    p.add_argument("--move-time", metavar="SECONDS", help="fixed time per turn in seconds")
+    p.add_argument(
+        "--startup",
+        type=float,
+        default=default_startup,
+        metavar="SECONDS",
+        help=f"time from start to ready (default {default_startup:g})",
+    )
+    p.add_argument(
+        "--margin",
+        type=float,
+        default=None,
+        metavar="SECONDS",
+        help="latency forgiveness added before flagging (default 0.05)",
+    )
+
+
+def _time_control(args: argparse.Namespace) -> TimeControl:
+    return TimeControl.parse(args.tc, args.move_time, startup=args.startup, margin=args.margin)
+
+
+def parse_options(items: list[str]) -> dict[str, str]:
+    options: dict[str, str] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise ArenaError(f"--option {item!r}: expected KEY=VALUE")
+        options[key.strip()] = value.strip()
+    return options
+
+
+# --- arena match --------------------------------------------------------------------------------
+def cmd_match(args: argparse.Namespace) -> int:
+    game_class(args.game)
+    options = parse_options(args.option)
+    make_game(args.game, options)  # option errors before anything is started
+    bots = (load_bot(args.bot_a), load_bot(args.bot_b))
+    seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
+    config = MatchConfig(
+        game=args.game,
+        options=options,
+        bots=bots,
+        time_control=_time_control(args),
+        seed=seed,
+        isolation=args.isolation,
+    )
+    show = not (args.quiet or args.json)
+    colours = game_class(args.game).colours
+    names = [b.name for b in bots]
+    out = sys.stdout
+
+    def observer(ev: TurnEvent) -> None:
+        clocks = " | ".join("-" if c is None else f"{c:.2f}" for c in ev.clocks)
+        print(
+            f"turn {ev.turn}: {colours[ev.seat]} ({names[ev.seat]}) {' '.join(ev.actions)}"
+            f"   [{ev.elapsed:.3f} s; clocks {clocks}]",
+            file=out,
+        )
+        print(ev.state.render_text(), file=out, flush=True)
+
+    def on_log(ev: LogEvent) -> None:
+        print(f"  [{colours[ev.seat]} {names[ev.seat]} log] {ev.message}", file=out, flush=True)
+
+    if show:
+        print(
+            f"{args.game}: {colours[0]} {names[0]} vs {colours[1]} {names[1]}, "
+            f"{config.time_control.describe()}, seed {seed}",
+            file=out,
+        )
+    record = _run(config, observer if show else None, on_log if show else None)
+    if args.record:
+        record.write(args.record)
+    if args.json:
+        print(json.dumps(record.summary(), ensure_ascii=False))
+    else:
+        print(result_line(record))
+    return 0
+
+
+def _run(config: MatchConfig, observer: Any = None, on_log: Any = None) -> GameRecord:
+    try:
+        return trio.run(play_match, config, observer, on_log)
+    except SandboxFault as e:
+        raise ArenaError(f"the sandbox failed (not the bots' fault): {e}") from None
+
+
+def result_line(record: GameRecord) -> str:
+    res = record.result
+    colours = [b["colour"] for b in record.bots]
+    names = [b["name"] for b in record.bots]
+    winner = res["winner"]
+    who = "draw" if winner is None else f"{colours[winner]} ({names[winner]}) wins"
+    scores = "-".join(str(s) for s in res["scores"])
+    line = f"{res['result']}  {who} by {res['reason']}; scores {scores}; {record.turn_count} turns"
+    if res.get("detail"):
+        line += f"\n  {res['detail']}"
+    return line
+
+
+# --- arena replay -------------------------------------------------------------------------------
+def cmd_replay(args: argparse.Namespace) -> int:
+    record = GameRecord.load(args.file)
+    colours = [b["colour"] for b in record.bots]
+    names = [b["name"] for b in record.bots]
+    tc = TimeControl.from_dict(record.time_control).describe() if record.time_control else "?"
+    if args.turn is None:
+        print(f"{record.game} {record.options}  seed {record.seed}  time control {tc}")
+        for b in record.bots:
+            print(
+                f"  seat {b['seat']} {b['colour']}: {b['name']} {b.get('version', '')} "
+                f"[{' '.join(b['command'])}] {b.get('hash', '')}"
+            )
+        print(f"  started {record.started_at}, finished {record.finished_at}")
+    logs = sorted(record.logs, key=lambda x: x["t"])
+    li = 0
+    for entry, state in record.replay_states():
+        if entry is None:
+            if args.turn is None and not args.no_board:
+                label = (
+                    f"after the opening ({len(record.opening)} turns)"
+                    if record.opening
+                    else "start"
+                )
+                print(f"--- {label}")
+                print(state.render_text())
+            continue
+        if args.turn is not None:
+            if entry["turn"] == args.turn:
+                print(state.render_text())
+                return 0
+            continue
+        t_end = entry.get("t", float("inf"))
+        while li < len(logs) and logs[li]["t"] <= t_end:
+            log = logs[li]
+            print(f"  [{log['t']:.3f} s {colours[log['seat']]} log] {log['message']}")
+            li += 1
+        seat = entry["seat"]
+        acts = []
+        for a in entry["actions"]:
+            acts.append(a["action"] + (" (ILLEGAL)" if a.get("illegal") else ""))
+        if entry.get("resigned"):
+            acts.append("resigns")
+        clocks = entry.get("clocks_after") or [None, None]
+        ctext = " | ".join("-" if c is None else f"{c:.2f}" for c in clocks)
+        print(
+            f"turn {entry['turn']}: {colours[seat]} ({names[seat]}) {' '.join(acts) or '-'}"
+            f"   [{entry['elapsed']:.3f} s; clocks {ctext}]"
+        )
+        if not args.no_board:
+            print(state.render_text())
+    if args.turn is not None:
+        raise ArenaError(f"the record has no turn {args.turn}")
+    for log in logs[li:]:
+        print(f"  [{log['t']:.3f} s {colours[log['seat']]} log] {log['message']}")
+    print(result_line(record))
+    return 0
+
+
+# --- arena check --------------------------------------------------------------------------------
+def cmd_check(args: argparse.Namespace) -> int:
+    bot = load_bot(args.bot)
+    opponent = load_bot(args.opponent)
+    tc = _time_control(args)
+    print(
+        f"checking {bot.name} ({bot.source}): encoding {bot.encoding}, command "
+        f"{' '.join(bot.command)}"
+    )
+    try:
+        bot.ensure_built()
+    except BuildError as e:
+        print(f"FAIL build: {e}")
+        return 1
+    games = args.game or list(GAME_NAMES)
+    problems = 0
+    for game in games:
+        colours = game_class(game).colours
+        for seat in (0, 1):
+            bots = (bot, opponent) if seat == 0 else (opponent, bot)
+            config = MatchConfig(
+                game=game,
+                options={"max_turns": str(args.turns)},
+                bots=bots,
+                time_control=tc,
+                seed=seat,
+            )
+            record = _run(config)
+            problem = check_problem(record, seat, bot, tc)
+            label = f"{game} as {colours[seat]}"
+            if problem is None:
+                res = record.result
+                print(
+                    f"ok   {label}: {record.turn_count} turns, {res['result']} by {res['reason']}"
+                )
+            else:
+                problems += 1
+                print(f"FAIL {label}: {problem}")
+                if record.result.get("reason") in ("failed_start", "protocol_error") and (
+                    record.ready[seat] is None
+                ):
+                    # the handshake itself is broken: every other game would say the same
+                    _print_stderr(record, seat)
+                    print(f"{bot.name}: the handshake failed; fix it first")
+                    return 1
+                _print_stderr(record, seat)
+    if problems:
+        print(f"{bot.name}: {problems} problem(s)")
+        return 1
+    print(f"{bot.name}: all checks passed")
+    return 0
+
+
+def _print_stderr(record: GameRecord, seat: int) -> None:
+    tail = record.stderr[seat].rstrip().splitlines()[-5:]
+    for line in tail:
+        print(f"     stderr: {line}")
+
+
+def check_problem(record: GameRecord, seat: int, bot: BotSpec, tc: TimeControl) -> str | None:
+    """What the checked bot did wrong in this game, in words for its author; None if nothing."""
+    res = record.result
+    failure = res.get("failure") or {}
+    if res.get("reason") == "both_failed_start":
+        for f in failure.get("seats", []):
+            if f["seat"] == seat:
+                return _failure_text(record, f, tc)
+    if res.get("loser_seat") == seat and res.get("forfeit"):
+        return _failure_text(record, failure, tc)
+    if res.get("loser_seat") == 1 - seat and res.get("forfeit"):
+        return f"the sparring bot failed ({res['reason']}: {res['detail']}), inconclusive"
+    ex = record.exits[seat]
+    if ex is not None and ex.get("exited_after_end") is False:
+        return "did not exit within 1 s after the end message (it was killed)"
+    return None
+
+
+def _failure_text(record: GameRecord, f: dict[str, Any], tc: TimeControl) -> str:
+    reason = f.get("reason")
+    detail = f.get("detail", "")
+    if reason == "illegal_action":
+        return f"sent {f.get('action')} in {record.game}: {f.get('message')}"
+    if reason == "time_forfeit":
+        turn = record.turns[-1]["turn"] if record.turns else "?"
+        return f"ran out of time in turn {turn}: {detail}"
+    if reason == "protocol_error":
+        return f"protocol error: {detail}"
+    if reason == "crash":
+        return f"crashed: {detail}"
+    if reason == "failed_start":
+        return detail
+    return f"{reason}: {detail}"

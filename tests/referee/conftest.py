@@ -1,0 +1,100 @@
+"""Referee test fixtures: misbehaving test bots on demand, and a process-leak check after
+every test (no bot process, nor anything a bot started, may outlive its game)."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from arena.referee import BotSpec, load_bot
+
+HERE = Path(__file__).resolve().parent
+TESTBOT = HERE / "bots" / "testbot.py"
+ROOT = HERE.parents[1]
+BOTS = ROOT / "bots"
+#: command-line fragments that identify a test bot or something it spawned
+MARKERS = ("referee/bots/testbot.py", "arena-testbot")
+
+
+def tbot(
+    mode: str = "good",
+    arg: str = "",
+    *,
+    fail_turn: int = 1,
+    encoding: str = "msgpack",
+) -> BotSpec:
+    """A test bot that plays legal random actions until MODE makes it fail (see testbot.py)."""
+    command = f"{sys.executable} {TESTBOT} {mode}" + (f" {arg}" if arg else "")
+    spec = load_bot(("json:" if encoding == "json" else "") + command)
+    env = {"TESTBOT_FAIL_TURN": str(fail_turn), "TESTBOT_ENCODING": encoding}
+    return replace(spec, name=f"test-{mode}", env=tuple(sorted(env.items())))
+
+
+def bundled(name: str) -> BotSpec:
+    """A bundled bot by directory name; skips when its language is not installed."""
+    if name == "random-c" and shutil.which("cc") is None:
+        pytest.skip("no C compiler (cc) on PATH: cannot build bots/random-c")
+    if name == "random-js" and shutil.which("node") is None:
+        pytest.skip("node is not installed: cannot run bots/random-js")
+    return load_bot(BOTS / name)
+
+
+def _proc_table() -> dict[int, tuple[int, str, str]]:
+    """pid -> (ppid, state, cmdline) for every live process we can read."""
+    table = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat", "rb") as f:
+                stat = f.read().decode(errors="replace")
+            with open(f"/proc/{entry.name}/cmdline", "rb") as f:
+                cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:
+            continue
+        rest = stat[stat.rindex(")") + 2 :].split()
+        table[int(entry.name)] = (int(rest[1]), rest[0], cmd)
+    return table
+
+
+def bot_processes() -> set[tuple[int, str]]:
+    """Live (non-zombie) descendants of this test process, and any process carrying a test
+    bot marker (a grandchild re-parented to init after its parent died)."""
+    table = _proc_table()
+    me = os.getpid()
+    children: dict[int, list[int]] = {}
+    for pid, (ppid, _, _) in table.items():
+        children.setdefault(ppid, []).append(pid)
+    found = set()
+    stack = list(children.get(me, []))
+    while stack:
+        pid = stack.pop()
+        stack.extend(children.get(pid, []))
+        ppid, state, cmd = table[pid]
+        if state != "Z":
+            found.add((pid, cmd))
+    for pid, (_, state, cmd) in table.items():
+        if state != "Z" and any(m in cmd for m in MARKERS) and pid != me:
+            found.add((pid, cmd))
+    return found
+
+
+@pytest.fixture(autouse=True)
+def no_leaked_processes() -> Iterator[None]:
+    before = bot_processes()
+    yield
+    # processes killed at the end of the game may take a moment to disappear: poll briefly
+    deadline = time.monotonic() + 3.0
+    while True:
+        left = bot_processes() - before
+        if not left or time.monotonic() > deadline:
+            break
+        time.sleep(0.02)
+    assert not left, f"bot processes outlived the test: {sorted(left)}"
