@@ -16,6 +16,7 @@ from __future__ import annotations
 import dataclasses
 import os
 import signal
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -120,8 +121,10 @@ class _Run:
         run_id: int,
         progress: Progress,
         void_counts: dict[str, int],
+        play_match: Callable[..., Awaitable[Any]] | None = None,
     ) -> None:
-        from arena.referee import MatchConfig, play_match
+        from arena.referee import MatchConfig
+        from arena.referee import play_match as referee_play_match
 
         self.config = config
         self.specs = specs
@@ -134,7 +137,7 @@ class _Run:
         self.time_control = config.time_control.to_referee()
         self.faults = arena_faults()
         self.MatchConfig = MatchConfig
-        self.play_match = play_match
+        self.play_match = play_match or referee_play_match
         self.played = 0
         self.voided = 0
         self.unplayable: list[str] = []
@@ -217,12 +220,14 @@ async def run_tournament(
     progress: Progress | None = None,
     handle_signals: bool = False,
     stop: trio.Event | None = None,
+    play_match: Callable[..., Awaitable[Any]] | None = None,
 ) -> RunOutcome:
     """Play every game of the schedule that the results file does not hold yet.
 
     With `handle_signals`, SIGINT and SIGTERM stop the run cleanly: games in play are
     abandoned (their bots killed, nothing recorded), finished ones are all committed, and the
     run is marked `stopped`; running again resumes. `stop` does the same from code.
+    `play_match` replaces the referee's (tests inject arena-side faults with it).
     """
     progress = progress or Progress()
     specs = await trio.to_thread.run_sync(load_bot_specs, config)
@@ -250,7 +255,7 @@ async def run_tournament(
         rows = await astore.call("games")
         run_id = await astore.call("start_run", len(schedule), len(pending))
         outcome = RunOutcome("complete", len(schedule), len(pending), results=str(config.results))
-        run = _Run(config, specs, astore, run_id, progress, void_counts)
+        run = _Run(config, specs, astore, run_id, progress, void_counts, play_match)
         progress.start(len(schedule), rows, names, len(pending))
         status = "failed"
         try:

@@ -1,0 +1,154 @@
+"""The CLI: kill -9 in the middle of a real run and resume; status, report, record, errors."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import sqlite3
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from test_tournament_runner import game_signature
+from tournament_helpers import BOTS, REPO, write_config
+
+from arena.tournaments.store import Store
+
+CONFIG = """
+name = "{name}"
+seed = 5
+rounds = 3
+concurrency = 2
+bots = ["{py}", "{c}"]
+games = ["wrigglers", "quadraphages"]
+time_control = {{ base = 20.0, increment = 0.2, startup = 20.0 }}
+results = "{name}.sqlite"
+"""
+
+
+def _arena(*args: str, **kw) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "arena", *args],
+        capture_output=True,
+        text=True,
+        timeout=240,
+        cwd=REPO,
+        **kw,
+    )
+
+
+def _count(path: Path) -> int:
+    if not path.exists():
+        return 0
+    try:
+        with sqlite3.connect(f"file:{path}?mode=ro", uri=True, timeout=5) as db:
+            return db.execute("SELECT COUNT(*) FROM games").fetchone()[0]
+    except sqlite3.OperationalError:  # schema not created yet
+        return 0
+
+
+def _write(tmp_path: Path, name: str) -> Path:
+    return write_config(
+        tmp_path,
+        CONFIG.format(name=name, py=BOTS / "random-py", c=BOTS / "random-c"),
+        f"{name}.toml",
+    )
+
+
+@pytest.mark.slow
+def test_kill_9_and_resume_equals_uninterrupted(tmp_path: Path) -> None:
+    total = 12
+    ref_cfg = _write(tmp_path, "ref")
+    done = _arena("tournament", "run", str(ref_cfg), "--quiet")
+    assert done.returncode == 0, done.stderr
+
+    cfg = _write(tmp_path, "killed")
+    results = tmp_path / "killed.sqlite"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", "tournament", "run", str(cfg), "--plain"],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    deadline = time.monotonic() + 120
+    try:
+        while _count(results) < 2:
+            assert proc.poll() is None, "the run ended before it could be killed"
+            assert time.monotonic() < deadline, "no games recorded in time"
+            time.sleep(0.02)  # polling the database, not synchronising by sleeping
+    finally:
+        os.kill(proc.pid, signal.SIGKILL)
+        proc.wait()
+    at_kill = _count(results)
+    assert 2 <= at_kill < total
+
+    status = _arena("tournament", "status", str(results))
+    assert status.returncode == 0 and f"{at_kill}/{total}" in status.stdout
+
+    resumed = _arena("tournament", "run", str(cfg), "--quiet")
+    assert resumed.returncode == 0, resumed.stderr
+    with Store(results) as s, Store(tmp_path / "ref.sqlite") as ref:
+        assert s.count_games() == total
+        assert game_signature(s) == game_signature(ref)
+        runs = s.runs()
+        assert [r["status"] for r in runs] == ["killed", "complete"]
+        assert runs[1]["pending"] == total - at_kill == runs[1]["played"]
+
+
+@pytest.mark.slow
+def test_status_report_record(tmp_path: Path) -> None:
+    text = CONFIG.format(name="rep", py=BOTS / "random-py", c=BOTS / "random-c")
+    cfg = write_config(tmp_path, text.replace("rounds = 3", "rounds = 1"), "rep.toml")
+    run = _arena("tournament", "run", str(cfg), "--plain")
+    assert run.returncode == 0, run.stderr
+    assert "[4/4" in run.stdout and "Standings" in run.stdout
+
+    status = _arena("tournament", "status", str(cfg))
+    assert status.returncode == 0 and "4/4 (complete)" in status.stdout
+
+    rep = _arena("tournament", "report", str(cfg), "--format", "json")
+    data = json.loads(rep.stdout)
+    assert data["progress"]["played"] == 4
+    assert sum(s["points"] for s in data["standings"]) == 4
+    assert len(data["ratings"]["players"]) == 2
+
+    out = tmp_path / "standings.csv"
+    assert (
+        _arena("tournament", "report", str(cfg), "--format", "csv", "-o", str(out)).returncode == 0
+    )
+    assert out.read_text().startswith("scope,rank,bot,elo")
+    games = _arena(
+        "tournament", "report", str(tmp_path / "rep.sqlite"), "--format", "csv", "--games"
+    )
+    gid = games.stdout.splitlines()[1].split(",")[0]
+
+    record_file = tmp_path / "game.json"
+    rec = _arena("tournament", "record", str(cfg), gid, "-o", str(record_file))
+    assert rec.returncode == 0, rec.stderr
+    assert json.loads(record_file.read_text())["match_id"] == f"rep/{gid}"
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        ("rounds = 0\n", "key 'rounds': must be at least 1"),
+        ('bots = ["nowhere"]\n', "key 'bots[0]': no bot manifest"),
+        ('[time_control]\nbase = "fast"\n', "key 'time_control.base'"),
+    ],
+)
+def test_bad_config_is_one_line(tmp_path: Path, text: str, needle: str) -> None:
+    if "bots" not in text:
+        text = f'bots = ["{BOTS / "random-py"}", "{BOTS / "random-c"}"]\n' + text
+    result = _arena("tournament", "run", str(write_config(tmp_path, text)))
+    assert result.returncode == 2
+    assert result.stderr.startswith("arena: error: ") and needle in result.stderr, result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_status_of_missing_results(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, f'bots = ["{BOTS / "random-py"}", "{BOTS / "random-c"}"]\n')
+    result = _arena("tournament", "status", str(cfg))
+    assert result.returncode == 2 and "no results yet" in result.stderr

@@ -1,0 +1,133 @@
+"""The runner with real bots and real games: complete runs, stop and resume, voided games."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Any
+
+import pytest
+import trio
+from tournament_helpers import BOTS, write_config
+
+from arena.sandbox import SandboxFault
+from arena.tournaments.config import load_config
+from arena.tournaments.progress import Progress
+from arena.tournaments.runner import run_tournament
+from arena.tournaments.store import GameRow, Store, StoreError
+
+
+def _config(tmp_path: Path, name: str, rounds: int = 1, extra: str = ""):
+    text = f"""
+seed = 11
+rounds = {rounds}
+concurrency = 2
+bots = ["{BOTS / "random-py"}", "{BOTS / "random-c"}"]
+games = ["wrigglers", "quadraphages"]
+time_control = {{ base = 20.0, increment = 0.2, startup = 20.0 }}
+results = "{name}.sqlite"
+{extra}
+"""
+    return load_config(write_config(tmp_path, text, f"{name}.toml"))
+
+
+def game_signature(store: Store) -> dict[str, Any]:
+    """What must be identical between two runs of the same tournament with deterministic bots."""
+    out = {}
+    for row in store.games():
+        rec = store.record(row.game_id)
+        moves = [[a["action"] for a in t["actions"]] for t in rec["turns"]]
+        out[row.game_id] = (
+            row.bots,
+            row.winner,
+            row.reason,
+            row.turns,
+            rec["opening"],
+            moves,
+            rec["seed"],
+        )
+    return out
+
+
+class StopAfter(Progress):
+    """Stops the run (like Ctrl-C) once `n` games have finished in it."""
+
+    def __init__(self, n: int, stop: trio.Event) -> None:
+        self.n, self.stop, self.rows = n, stop, []
+
+    def game_finished(self, row: GameRow) -> None:
+        self.rows.append(row)
+        if len(self.rows) >= self.n:
+            self.stop.set()
+
+
+@pytest.mark.slow
+async def test_stop_and_resume_equals_uninterrupted(tmp_path: Path) -> None:
+    full = _config(tmp_path, "full")
+    outcome = await run_tournament(full)
+    assert outcome.status == "complete" and outcome.played == outcome.scheduled == 4
+    with Store(full.results) as s:
+        reference = game_signature(s)
+        assert len(reference) == 4
+        assert all(r.reason for r in s.games())
+
+    part = _config(tmp_path, "part")
+    stop = trio.Event()
+    first = await run_tournament(part, progress=StopAfter(1, stop), stop=stop)
+    assert first.status == "stopped"
+    assert 1 <= first.played < 4
+    second = await run_tournament(part)
+    assert second.status == "complete"
+    assert second.pending_at_start == 4 - first.played
+    assert second.played == second.pending_at_start  # only the missing games were played
+    with Store(part.results) as s:
+        assert game_signature(s) == reference
+        assert [r["status"] for r in s.runs()] == ["stopped", "complete"]
+
+    # nothing left: a third run plays nothing
+    third = await run_tournament(part)
+    assert (third.status, third.played, third.pending_at_start) == ("complete", 0, 0)
+
+
+@pytest.mark.slow
+async def test_voided_games_are_replayed(tmp_path: Path) -> None:
+    from arena.referee import play_match
+
+    cfg = _config(tmp_path, "voids", extra="max_attempts = 2")
+    calls: dict[str, int] = {}
+
+    async def flaky(match, *args, **kwargs):
+        gid = match.match_id.split("/")[-1]
+        calls[gid] = calls.get(gid, 0) + 1
+        if gid.endswith("-a") and calls[gid] == 1:  # first attempt of every seat-order-a game
+            raise SandboxFault("injected: the machine hiccuped")
+        if "quadraphages" in gid and gid.endswith("-b"):  # never playable
+            raise SandboxFault("injected: always broken")
+        return await play_match(match, *args, **kwargs)
+
+    outcome = await run_tournament(cfg, play_match=flaky)
+    assert outcome.status == "incomplete"
+    assert outcome.unplayable == ["r1-quadraphages-p0-b"]
+    assert outcome.played == 3
+    with Store(cfg.results) as s:
+        voids = s.voids()
+        assert {v["game_id"] for v in voids} == {
+            "r1-wrigglers-p0-a",
+            "r1-quadraphages-p0-a",
+            "r1-quadraphages-p0-b",
+        }
+        assert all("injected" in v["reason"] for v in voids)
+        rows = {r.game_id: r for r in s.games()}
+        assert rows["r1-wrigglers-p0-a"].attempt == 2
+        assert rows["r1-wrigglers-p0-b"].attempt == 1
+
+    # the resume plays the unplayable game again (the fault is gone now)
+    outcome = await run_tournament(cfg)
+    assert (outcome.status, outcome.played) == ("complete", 1)
+
+
+async def test_results_file_bound_to_its_tournament(tmp_path: Path) -> None:
+    cfg = _config(tmp_path, "bound")
+    with Store(cfg.results, create=True) as s:
+        s.bind("another-fingerprint", {}, ["x", "y"])
+    with pytest.raises(StoreError, match="another 'results' path"):
+        await run_tournament(cfg)
