@@ -580,6 +580,11 @@ class PapagraState(State):
                     out.add((colour, g))
         return out
 
+    def repetition_count(self) -> int:
+        """How often the current arrangement has stood at the end of a turn so far (the third
+        time ends the game); bots use it to steer towards or away from repetition."""
+        return self._hist.get(bytes(self._board), 0)
+
     def matched_groups(self) -> list[tuple[int, list[str]]]:
         """The matched groups on the board now, as (seat, cell names in board order); for
         renderers, bots and tests (the marks depend on when groups were *created*, not on this)."""
