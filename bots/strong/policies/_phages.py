@@ -1,4 +1,4 @@
-"""Shared policy for Quadraphages and Hexaphage: a one-turn search with a mobility evaluation.
+"""Shared policy for Quadraphages and Hexaphage: a two-ply turn search with a mobility evaluation.
 
 Every successful stone move is one marked cell, so the game is a race of moves: the side whose
 stones keep finding landings wins. The announced number is the lever: the opponent's part (a)
@@ -13,6 +13,10 @@ wide, and scores the position the opponent then faces:
 - for every stone, the set of distances it can still travel and the cells it can reach:
   stones with many options survive whatever number the other side announces.
 
+The best one-ply turns (TOP_K) then get the opponent's best one-ply reply searched in the same
+way (negamax), which matters most for the number: it shows which numbers the opponent can
+answer with to stop our stones in our next part (a).
+
 The simulation reads the engine's board tables (`state.L`, `state._board`, `state._stones`)
 directly: this policy ships with the engine and a full clone/apply per leaf would be several
 times slower.
@@ -21,6 +25,7 @@ times slower.
 from __future__ import annotations
 
 import random
+import time
 from typing import Any
 
 PASS = "----"
@@ -30,6 +35,8 @@ W_OPP_A = 9.0
 W_MOB = 1.2
 W_REACH = 0.25
 BEAM = 6
+TOP_K = 8  # our best one-ply turns that get the opponent's reply searched
+TIME_BUDGET = 0.3  # seconds; stop widening the two-ply search after this
 WIN = 10_000.0
 
 
@@ -146,24 +153,33 @@ def _evaluate(
     )
 
 
-def _best_c(L, board, stones, seat, marks, pending, n) -> tuple[float, list[str]]:
-    best = (-float("inf"), [])
+class _Leaf:
+    """A complete rest-of-turn: its actions and the position the opponent then faces."""
+
+    __slots__ = ("acts", "board", "c_failed", "marks", "number", "stones", "terminal", "value")
+
+    def __init__(self, value, acts, board, stones, marks, number, c_failed, terminal=False):
+        self.value = value
+        self.acts = acts
+        self.board = board
+        self.stones = stones
+        self.marks = marks
+        self.number = number
+        self.c_failed = c_failed
+        self.terminal = terminal
+
+
+def _c_leaves(L, board, stones, seat, marks, pending, n, prefix, out) -> None:
     for acts, b, st, moved, failed in _part_outcomes(L, board, stones, seat, pending, n):
         m = marks[:]
         m[seat] += moved
         v = _evaluate(L, b, st, seat, n, m, failed)
-        if v > best[0]:
-            best = (v, acts)
-    return best
+        out.append(_Leaf(v, [*prefix, *acts], b, st, m, n, failed, v >= WIN or v <= -WIN))
 
 
-def _best_bc(L, board, stones, seat, marks) -> tuple[float, list[str]]:
-    best = (-float("inf"), [])
+def _bc_leaves(L, board, stones, seat, marks, prefix, out) -> None:
     for n in _legal_numbers(L, board, stones, seat):
-        v, acts = _best_c(L, board, stones, seat, marks, list(stones[seat]), n)
-        if v > best[0]:
-            best = (v, [str(n), *acts])
-    return best
+        _c_leaves(L, board, stones, seat, marks, list(stones[seat]), n, [*prefix, str(n)], out)
 
 
 def _quick(L, board, stones, seat, marks) -> float:
@@ -174,6 +190,58 @@ def _quick(L, board, stones, seat, marks) -> float:
             mask, count = _reach(L, board, 2 - s, c)
             mob[s] += mask.bit_count() + W_REACH / W_MOB * count
     return W_MARK * (marks[seat] - marks[1 - seat]) + W_MOB * (mob[seat] - mob[1 - seat])
+
+
+def _leaves(L, board, stones, seat, marks, phase, pending, number, prev_failed, rng) -> list:
+    """Every rest-of-turn worth considering from part `phase` on, scored for `seat`.
+
+    `prev_failed` is how many of the opponent's part (c) attempts just failed: when it is 2 and
+    our whole part (a) fails as well, the game ends right there.
+    """
+    out: list[_Leaf] = []
+    if phase == "c":
+        _c_leaves(L, board, stones, seat, marks, pending, number, [], out)
+        return out
+    if phase == "b":
+        _bc_leaves(L, board, stones, seat, marks, [], out)
+        return out
+    outcomes = _part_outcomes(L, board, stones, seat, pending, number)
+    if rng is not None:
+        rng.shuffle(outcomes)  # equal scores: vary the play
+    scored = []
+    for acts, b, st, moved, failed in outcomes:
+        m = marks[:]
+        m[seat] += moved
+        if failed == 2 and prev_failed == 2:
+            diff = m[seat] - m[1 - seat]
+            v = WIN * ((diff > 0) - (diff < 0)) + diff
+            out.append(_Leaf(v, acts, b, st, m, number, 0, True))
+            continue
+        scored.append((_quick(L, b, st, seat, m), acts, b, st, m))
+    scored.sort(key=lambda x: -x[0])
+    for _, acts, b, st, m in scored[:BEAM]:
+        _bc_leaves(L, b, st, seat, m, acts, out)
+    return out
+
+
+def _reply_value(leaf: _Leaf, L: Any, seat: int) -> float:
+    """Our score after the opponent's best one-ply reply to `leaf` (negamax)."""
+    if leaf.terminal:
+        return leaf.value
+    opp = 1 - seat
+    replies = _leaves(
+        L,
+        leaf.board,
+        leaf.stones,
+        opp,
+        leaf.marks,
+        "a",
+        list(leaf.stones[opp]),
+        leaf.number,
+        leaf.c_failed,
+        None,
+    )
+    return -max(r.value for r in replies)
 
 
 def choose_turn(state: Any, rng: random.Random) -> list[str]:
@@ -193,29 +261,21 @@ def choose_turn(state: Any, rng: random.Random) -> list[str]:
 def _search(state: Any, rng: random.Random) -> list[str]:
     if state.is_terminal():
         return []
+    deadline = time.perf_counter() + TIME_BUDGET
     L = state.L
     seat = state.current_player()
     board = list(state._board)
     stones = [list(state._stones[0]), list(state._stones[1])]
     marks = list(state.scores())
     phase = state.phase()
-    if phase == "c":
-        _, acts = _best_c(L, board, stones, seat, marks, list(state._pending), state._number())
-        return acts
-    if phase == "b":
-        _, acts = _best_bc(L, board, stones, seat, marks)
-        return acts
-    outcomes = _part_outcomes(L, board, stones, seat, list(state._pending), state._number())
-    rng.shuffle(outcomes)  # equal scores: vary the play
-    scored = []
-    for acts, b, st, moved, failed in outcomes:
-        m = marks[:]
-        m[seat] += moved
-        scored.append((_quick(L, b, st, seat, m), acts, b, st, m, failed))
-    scored.sort(key=lambda x: -x[0])
-    best = (-float("inf"), [])
-    for _, acts, b, st, m, _failed in scored[:BEAM]:
-        v, rest = _best_bc(L, b, st, seat, m)
-        if v > best[0]:
-            best = (v, [*acts, *rest])
-    return best[1]
+    number = state._number() if phase != "b" else 0
+    leaves = _leaves(L, board, stones, seat, marks, phase, list(state._pending), number, 0, rng)
+    leaves.sort(key=lambda lf: -lf.value)
+    best, best_value = leaves[0], -float("inf")
+    for leaf in leaves[:TOP_K]:
+        v = _reply_value(leaf, L, seat)
+        if v > best_value:
+            best, best_value = leaf, v
+        if time.perf_counter() > deadline:
+            break
+    return best.acts
