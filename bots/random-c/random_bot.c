@@ -164,7 +164,10 @@ static int skip_value(Scanner *s) {
 static int parse_int64(Scanner *s, long long *out) {
     skip_ws(s);
     char *endp;
-    long long v = strtoll(s->p, &endp, 10);
+    /* seeds may use all 64 bits: read non-negative numbers as unsigned (wrapping is fine,
+     * only determinism matters) */
+    long long v = *s->p == '-' ? strtoll(s->p, &endp, 10)
+                               : (long long)strtoull(s->p, &endp, 10);
     if (endp == s->p)
         return skip_value(s); /* null or something else: keep the default */
     *out = v;
