@@ -394,6 +394,8 @@ class PapagraState(State):
     def apply(self, action: str) -> None:
         if self._result is not None:
             raise GameOver(action)
+        if not isinstance(action, str):
+            raise IllegalAction(repr(action), f"an action is a string like 'e5', got {action!r}")
         seat = self._to_move
         me = seat + 1
         if len(self._acts) == 2:

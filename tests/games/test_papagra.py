@@ -112,6 +112,12 @@ def test_removing_the_stone_just_added_is_legal():
     assert s.current_player() == 0 and s.describe()["cells"] == {"i5": "P"}
 
 
+def test_non_string_action_is_rejected():
+    s = make_game("papagra").new_initial_state()
+    with pytest.raises(IllegalAction, match="string"):
+        s.apply(5)
+
+
 def test_legal_actions_are_exactly_adds_and_own_removals_in_board_order():
     game = make_game("papagra", {"board": "square 2"})
     s = play(game.new_initial_state(), "b1", "a2")
@@ -631,5 +637,10 @@ def test_marks_match_a_from_scratch_oracle(options, seed):
         marks = _oracle_marks(marks, mover, after - before)
         assert list(s.scores()) == marks
         assert {(c, frozenset(grid.cell(n) for n in g)) for c, g in s.matched_groups()} == after
+        if rng.random() < 0.1:
+            d = s.describe()
+            rebuilt = game.state_from_description(d)
+            assert rebuilt.describe() == d
+            assert rebuilt.legal_actions() == s.legal_actions()
         if not s.is_terminal() and s.can_end_turn() and rng.random() < 0.5:
             s.end_turn()
