@@ -212,6 +212,18 @@ class BotContext:
         return float(self.turn["deadline"]) - (time.monotonic() - self.turn_received)
 
 
+def default_name() -> str:
+    """The bot's directory name (`bots/my-bot/bot.py` -> `my-bot`), the usual bot name."""
+    main = sys.modules.get("__main__")
+    path = getattr(main, "__file__", None)
+    if not path:
+        return "python-bot"
+    script = os.path.abspath(path)
+    stem = os.path.splitext(os.path.basename(script))[0]
+    parent = os.path.basename(os.path.dirname(script))
+    return parent if stem in ("bot", "main", "__main__") and parent else stem
+
+
 def seeded_rng(seed: int, seat: int) -> random.Random:
     """The RNG a bot should use for seed `seed` in seat `seat` (different per seat)."""
     return random.Random(f"{seed}/{seat}")
@@ -252,7 +264,7 @@ def _reply_message(reply: Any) -> dict[str, Any]:
 def run_bot(
     choose: Callable[..., Reply],
     *,
-    name: str,
+    name: str | None = None,
     version: str = "1.0",
     author: str = "",
     legal: bool = True,
@@ -264,6 +276,7 @@ def run_bot(
 ) -> int:
     """Play one game over stdin/stdout; returns the exit status (0) once the game has ended.
 
+    `name` defaults to the bot's directory name (`bots/my-bot/bot.py` -> `my-bot`).
     `choose(turn, bot)` (or `choose(turn)`) is called for every `turn` message and returns the
     actions to play now: a single action, a list (the rest of the turn, or part of it: the
     referee sends another `turn` while mandatory actions remain), a `Move`, or `Resign`.
@@ -278,6 +291,8 @@ def run_bot(
         stdout = sys.stdout.buffer
         sys.stdout.flush()
         sys.stdout = sys.stderr
+    if name is None:
+        name = default_name()
     channel = Channel(stdin if stdin is not None else sys.stdin.buffer, stdout, encoding)
     ctx = BotContext(channel)
     wants_ctx = _takes_context(choose)
@@ -323,7 +338,7 @@ def run_bot(
 def run_engine_bot(
     choose_turn: Callable[..., list[str] | str | Move | Resign | type[Resign]],
     *,
-    name: str,
+    name: str | None = None,
     version: str = "1.0",
     author: str = "",
     encoding: str | None = None,
@@ -381,6 +396,7 @@ __all__ = [
     "Move",
     "ProtocolError",
     "Resign",
+    "default_name",
     "run_bot",
     "run_engine_bot",
     "seeded_rng",

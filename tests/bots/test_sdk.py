@@ -164,3 +164,20 @@ def test_oversized_reply_is_refused_by_the_bot(sdk_bot):
     assert bot.recv_or_eof() is None
     assert bot.proc.wait(20) != 0
     assert "exceeds the cap" in bot.stderr()
+
+
+def test_default_name_is_the_bot_directory(tmp_path):
+    """`run_bot(choose)` without a name calls the bot after its directory, like the manifest."""
+    bot_dir = tmp_path / "my-bot"
+    bot_dir.mkdir()
+    (bot_dir / "bot.py").write_text(
+        "from protocol.sdk import run_bot\nrun_bot(lambda turn: turn['legal'][0])\n"
+    )
+    bot = BotPipe([sys.executable, "bot.py"], bot_dir, "msgpack")
+    try:
+        bot.send(hello())
+        assert bot.recv()["name"] == "my-bot"
+        bot.send(end_message())
+        assert bot.close_and_wait() == 0
+    finally:
+        bot.kill()
