@@ -161,4 +161,4 @@ class Clocks:
         self.turn_used = 0.0
 
     def snapshot(self) -> list[float | None]:
-        return [None if r is None else round(r, 6) for r in self.remaining]
+        return self.remaining[:]

@@ -412,7 +412,7 @@ class _Referee:
                 # of the move is moot, not illegal
                 entries[-1].setdefault("ignored_after", []).extend(actions[i:])
                 return None
-            item = {"action": action, "elapsed": round(elapsed, 6) if i == 0 else 0.0}
+            item = {"action": action, "elapsed": elapsed if i == 0 else 0.0}
             if state.turn_number() != turn_no:
                 message = "the turn has ended"
             else:
@@ -433,9 +433,9 @@ class _Referee:
         return None
 
     def _close_turn(self, entry: dict[str, Any], turn_elapsed: float, clocks: Clocks) -> None:
-        entry["elapsed"] = round(turn_elapsed, 6)
+        entry["elapsed"] = turn_elapsed
         entry["clocks_after"] = clocks.snapshot()
-        entry["t"] = round(trio.current_time() - self.t0, 6)
+        entry["t"] = trio.current_time() - self.t0
 
     # --- results -------------------------------------------------------------------------------
     def _failure_dict(self, seat: int, f: BotFailure) -> dict[str, Any]:

@@ -80,7 +80,9 @@ class GameRecord:
         return cls(**{k: v for k, v in d.items() if k in known})
 
     def to_json(self, indent: int | None = None) -> str:
-        return json.dumps(self.to_dict(), indent=indent, ensure_ascii=False)
+        """JSON text with times rounded to the microsecond (the referee keeps raw floats in
+        memory: rounding every figure during the game would cost time on every turn)."""
+        return json.dumps(_rounded(self.to_dict()), indent=indent, ensure_ascii=False)
 
     def write(self, path: str | Path) -> None:
         Path(path).write_text(self.to_json(indent=1) + "\n", encoding="utf-8")
@@ -183,6 +185,16 @@ def _finish_turn(state: State) -> None:
 def _check_turn_complete(state: State, start_turn: int, turn: dict[str, Any]) -> None:
     if not state.is_terminal() and state.turn_number() == start_turn:
         raise RecordError(f"turn {turn['turn']}: the recorded actions do not complete the turn")
+
+
+def _rounded(value: Any) -> Any:
+    if isinstance(value, float):
+        return round(value, 6)
+    if isinstance(value, dict):
+        return {k: _rounded(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_rounded(v) for v in value]
+    return value
 
 
 def now_iso() -> str:

@@ -1,0 +1,260 @@
+"""Referee speed: round trip per turn through the referee against a raw ping-pong, same run.
+
+Three measurements, all with the same instant-reply bot program (benchmarks/
+referee_instant_bot.py) started by the same sandbox launcher:
+
+1. raw ping-pong: this process writes a msgpack `turn`-sized message to the bot's stdin and
+   reads its `move` back, over and over, with nothing else (trio streams, like the referee);
+2. refereed null game: `play_match` on a do-nothing game (one action per turn, a fixed
+   9x9-board-sized position, no rules) so that only the referee's own work is measured:
+   framing, validation, clocks, record, scheduling;
+3. refereed real games between two instant bots (engine work included, reported separately).
+
+Figures: median round trip per turn (time between the completion of consecutive turns),
+the bots' share of it (write-complete to reply-arrived, as the clocks measure it), the
+referee's overhead per turn (round trip minus the bot's share), the referee's CPU time per turn
+(process CPU time of this process / turns) and the ratio round trip / raw ping-pong.
+Targets (issue): overhead <= 100 us median per turn; round trip <= 3x the raw ping-pong.
+
+    python benchmarks/referee.py [--turns 3000] [--rounds 5] [--games papagra,wrigglers]
+"""
+
+from __future__ import annotations
+
+import argparse
+import itertools
+import os
+import select
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import trio
+
+import arena.games as games_registry
+from arena.games.base import Game, OptionSpec, Result, State, parse_int
+from arena.referee import MatchConfig, TimeControl, bot_from_command, play_match
+from arena.sandbox import LaunchSpec, launcher_for
+from protocol.framing import Decoder, Encoder
+
+HERE = Path(__file__).resolve().parent
+BOT = HERE / "referee_instant_bot.py"
+
+_CELLS = [f"{c}{r}" for r in range(1, 10) for c in "abcdefghi"]
+_POSITION = {
+    "game": "null",
+    "options": {},
+    "board": {"kind": "square", "size": 9, "cells": _CELLS},
+    "cells": {c: ("x" if i % 3 == 0 else "o") for i, c in enumerate(_CELLS) if i % 2},
+    "scores": [0, 0],
+    "result": None,
+}
+
+
+class NullState(State):
+    """A game with no rules: every turn is the single action `x`; ends after max_turns."""
+
+    def __init__(self, game: NullGame) -> None:
+        self.game = game
+        self.turn = 1
+        self._result: Result | None = None
+
+    def current_player(self) -> int | None:
+        return None if self._result else (self.turn - 1) % 2
+
+    def turn_number(self) -> int:
+        return self.turn
+
+    def actions_remaining(self) -> int:
+        return 0 if self._result else 1
+
+    def turn_actions(self) -> list[str]:
+        return []
+
+    def legal_actions(self) -> list[str]:
+        return [] if self._result else ["x"]
+
+    def apply(self, action: str) -> None:
+        self.turn += 1
+        if self.turn > self.game.options["max_turns"]:
+            self._result = Result(None, "max_turns", (0, 0), "done")
+
+    def is_terminal(self) -> bool:
+        return self._result is not None
+
+    def result(self) -> Result | None:
+        return self._result
+
+    def scores(self) -> tuple[int, int]:
+        return (0, 0)
+
+    def _set_result(self, result: Result) -> None:
+        self._result = result
+
+    def describe(self) -> dict[str, Any]:
+        return _POSITION
+
+    def render_text(self) -> str:
+        return f"turn {self.turn}"
+
+    def render_svg(self) -> str:
+        return "<svg/>"
+
+    def key(self) -> Any:
+        return self.turn
+
+    def clone(self) -> NullState:
+        s = NullState(self.game)
+        s.turn, s._result = self.turn, self._result
+        return s
+
+
+class NullGame(Game):
+    name = "null"
+    title = "Null"
+    colours = ("first", "second")
+    option_specs = (OptionSpec("max_turns", 1000, "turns", parse_int(1)),)
+
+    def new_initial_state(self) -> NullState:
+        return NullState(self)
+
+    def state_from_description(self, description: Any) -> NullState:
+        raise NotImplementedError
+
+
+def turn_message(seat: int, turn: int) -> dict[str, Any]:
+    return {
+        "type": "turn",
+        "turn": turn,
+        "seat": seat,
+        "position": _POSITION,
+        "last_turn": {"seat": 1 - seat, "actions": ["x"]},
+        "turn_actions": [],
+        "actions_remaining": 1,
+        "can_end_turn": False,
+        "clocks": [10.0, 10.0],
+        "deadline": 10.0,
+    }
+
+
+async def raw_pingpong(n: int, use_trio: bool) -> list[float]:
+    """Round trips of a turn-sized message with no referee logic at all: either through trio
+    streams (what the referee is built on) or with plain blocking syscalls (the floor)."""
+    spec = LaunchSpec("instant", (sys.executable, str(BOT), "msgpack"))
+    enc, dec = Encoder("msgpack"), Decoder("msgpack")
+    times = []
+    clock = time.perf_counter
+    async with trio.open_nursery() as nursery:
+        bot = await launcher_for("process").start(spec, nursery)
+        async with bot:
+            fd_in, fd_out = bot.stdin.fileno(), bot.stdout.fileno()  # type: ignore[attr-defined]
+            for i in range(n + 50):
+                data = enc.encode(turn_message(i % 2, i + 1))
+                got: list[dict] = []
+                t0 = clock()
+                if use_trio:
+                    await bot.stdin.send_all(data)
+                    while not got:
+                        got = dec.feed(await bot.stdout.receive_some(65536))
+                else:
+                    os.write(fd_in, data)
+                    while not got:
+                        select.select([fd_out], [], [])
+                        got = dec.feed(os.read(fd_out, 65536))
+                if i >= 50:  # warm-up excluded
+                    times.append(clock() - t0)
+    return times
+
+
+async def refereed(game: str, options: dict[str, Any], legal: bool) -> dict[str, Any]:
+    argv = f"{sys.executable} {BOT} msgpack" + (" legal" if legal else "")
+    bots = (bot_from_command(argv), bot_from_command(argv))
+    config = MatchConfig(
+        game=game,
+        options=options,
+        bots=bots,
+        time_control=TimeControl(startup=20.0, base=1000.0),
+        end_grace=1.0,
+    )
+    cpu0 = time.process_time()
+    record = await play_match(config)
+    cpu = time.process_time() - cpu0
+    turns = record.turns
+    # the first turns include process start-up effects: skip a few
+    ts = [t["t"] for t in turns]
+    rts = [b - a for a, b in itertools.pairwise(ts[5:])]
+    bot_share = [t["elapsed"] for t in turns[6:]]
+    return {
+        "turns": len(turns),
+        "reason": record.result["reason"],
+        "rts": rts,
+        "bot": bot_share,
+        "overhead": [rt - e for rt, e in zip(rts, bot_share, strict=False)],
+        "cpu_per_turn": cpu / max(1, len(turns)),
+    }
+
+
+def us(x: float) -> str:
+    return f"{x * 1e6:7.1f} us"
+
+
+async def main(turns: int, rounds: int, real_games: list[str]) -> None:
+    # register the null game for this process only
+    games_registry._VARIANTS["null"] = f"{__name__}:NullGame"
+
+    # Interleaved rounds: on a shared machine the load changes from second to second, so
+    # every figure is collected in small alternating slices and compared as medians.
+    raw_sys: list[float] = []
+    raw_trio: list[float] = []
+    rts: list[float] = []
+    bot: list[float] = []
+    overhead: list[float] = []
+    cpu: list[float] = []
+    ratios: list[float] = []
+    per_round = max(100, turns // rounds)
+    for _ in range(rounds):
+        a = await raw_pingpong(per_round, use_trio=False)
+        b = await raw_pingpong(per_round, use_trio=True)
+        r = await refereed("null", {"max_turns": str(per_round)}, legal=False)
+        raw_sys += a
+        raw_trio += b
+        rts += r["rts"]
+        bot += r["bot"]
+        overhead += r["overhead"]
+        cpu.append(r["cpu_per_turn"])
+        ratios.append(statistics.median(r["rts"]) / statistics.median(a))
+    med = statistics.median
+    print(f"{rounds} interleaved rounds of {per_round} round trips / turns each")
+    print(f"raw msgpack ping-pong, blocking syscalls   median {us(med(raw_sys))}")
+    print(f"raw msgpack ping-pong, trio streams        median {us(med(raw_trio))}")
+    print(f"referee, null game: round trip per turn    median {us(med(rts))}")
+    print(f"  of which the bot (as its clock measures)  median {us(med(bot))}")
+    print(
+        f"  referee overhead per turn                 median {us(med(overhead))}"
+        "  (target <= 100 us)"
+    )
+    print(f"  referee CPU time per turn                 median {us(med(cpu))}")
+    print(
+        f"  round trip / raw ping-pong (blocking)     {med(rts) / med(raw_sys):.2f}x "
+        f"(median per round {med(ratios):.2f}x; target <= 3x)"
+    )
+    print(f"  round trip / raw ping-pong (trio)         {med(rts) / med(raw_trio):.2f}x")
+    for game in real_games:
+        r = await refereed(game, {}, legal=True)
+        print(
+            f"referee, {game} ({r['turns']} turns, {r['reason']}): round trip {us(med(r['rts']))}, "
+            f"bot {us(med(r['bot']))}, overhead incl. engine {us(med(r['overhead']))}, "
+            f"CPU/turn incl. engine {us(r['cpu_per_turn'])}"
+        )
+
+
+if __name__ == "__main__":
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--turns", type=int, default=3000, help="total, over all rounds")
+    parser.add_argument("--rounds", type=int, default=5)
+    parser.add_argument("--games", default="papagra,wrigglers,stripes,quadraphages,hexaphage")
+    args = parser.parse_args()
+    games = [g for g in args.games.split(",") if g]
+    trio.run(main, args.turns, args.rounds, games)
