@@ -13,19 +13,27 @@ time), so games do not steal each other's CPU.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
+import json
 import os
 import signal
+import subprocess
+import sys
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 import trio
 
+from arena.errors import ArenaError
 from arena.tournaments.config import ConfigError, TournamentConfig
 from arena.tournaments.progress import Progress
 from arena.tournaments.schedule import ScheduledGame, build_schedule, random_opening
 from arena.tournaments.store import AsyncStore, GameRow, Store
+
+#: the directory holding the `arena` and `protocol` packages, for the worker processes
+_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
 
 @dataclass
@@ -110,8 +118,82 @@ def row_from_record(sg: ScheduledGame, record: dict[str, Any], attempt: int) -> 
     )
 
 
+class WorkerDied(Exception):
+    """A referee worker process exited or broke its protocol: the arena's fault (a void)."""
+
+
+class WorkerProcess:
+    """One referee worker process (arena/tournaments/worker.py) and its JSON Lines pipe."""
+
+    def __init__(self, proc: trio.Process) -> None:
+        from arena.tournaments.worker import LineReader
+
+        self.proc = proc
+        assert proc.stdout is not None and proc.stdin is not None
+        self.reader = LineReader(proc.stdout)
+
+    @classmethod
+    async def start(cls, bots: list[dict[str, Any]], core: int | None) -> WorkerProcess:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, env.get("PYTHONPATH")) if p)
+        proc = await trio.lowlevel.open_process(
+            [sys.executable, "-m", "arena.tournaments.worker"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            start_new_session=True,  # Ctrl-C reaches the runner only; it closes the workers
+            env=env,
+        )
+        worker = cls(proc)
+        if core is not None:
+            with contextlib.suppress(OSError, AttributeError):
+                os.sched_setaffinity(proc.pid, {core})
+        try:
+            reply = await worker.request({"type": "init", "bots": bots})
+        except BaseException:
+            with trio.CancelScope(shield=True):
+                await worker.close()
+            raise
+        if reply.get("type") == "error":
+            await worker.close()
+            raise ArenaError(reply["message"])
+        return worker
+
+    async def request(self, msg: dict[str, Any]) -> dict[str, Any]:
+        from arena.tournaments.worker import encode
+
+        try:
+            await self.proc.stdin.send_all(encode(msg))  # type: ignore[union-attr]
+            line = await self.reader.readline()
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as e:
+            raise WorkerDied(f"referee worker pipe failed: {e}") from None
+        if line is None:
+            with trio.move_on_after(2):
+                await self.proc.wait()
+            raise WorkerDied(f"referee worker process ended (exit status {self.proc.returncode})")
+        try:
+            return json.loads(line)
+        except ValueError:
+            raise WorkerDied(f"referee worker sent garbage: {line[:200]!r}") from None
+
+    async def close(self) -> None:
+        """Close the pipe (the worker abandons its game, kills its bots, exits), then reap."""
+        with contextlib.suppress(Exception):
+            await self.proc.stdin.aclose()  # type: ignore[union-attr]
+        with trio.move_on_after(5):
+            await self.proc.wait()
+        if self.proc.returncode is None:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            await self.proc.wait()
+
+
 class _Run:
-    """State shared by the worker tasks of one run."""
+    """State shared by the worker tasks of one run.
+
+    Games are played in referee worker processes (one per concurrent game) unless a
+    `play_match` is injected, in which case they are played in this process (tests use that to
+    inject arena-side faults).
+    """
 
     def __init__(
         self,
@@ -123,9 +205,6 @@ class _Run:
         void_counts: dict[str, int],
         play_match: Callable[..., Awaitable[Any]] | None = None,
     ) -> None:
-        from arena.referee import MatchConfig
-        from arena.referee import play_match as referee_play_match
-
         self.config = config
         self.specs = specs
         self.store = store
@@ -134,10 +213,9 @@ class _Run:
         self.void_counts = void_counts
         self.games = {g.label: g for g in config.games}
         self.openings: dict[tuple[int, str, int], tuple[tuple[str, ...], ...]] = {}
-        self.time_control = config.time_control.to_referee()
         self.faults = arena_faults()
-        self.MatchConfig = MatchConfig
-        self.play_match = play_match or referee_play_match
+        self.play_match = play_match
+        self.bots_payload = [{"source": b.source, "alias": b.alias} for b in config.bots]
         self.played = 0
         self.voided = 0
         self.unplayable: list[str] = []
@@ -159,38 +237,47 @@ class _Run:
     async def worker(
         self, games: trio.MemoryReceiveChannel[ScheduledGame], core: int | None
     ) -> None:
-        async for sg in games:
-            await self.play(sg, core)
+        slot = _Slot(self, core)
+        try:
+            async for sg in games:
+                await self.play(sg, slot)
+        finally:
+            with trio.CancelScope(shield=True):
+                await slot.close()
 
-    async def play(self, sg: ScheduledGame, core: int | None) -> None:
+    def match_payload(self, sg: ScheduledGame, opening: Any, core: int | None) -> dict[str, Any]:
         entry = self.games[sg.game]
-        affinity = ((core,), (core,)) if core is not None else (None, None)
-        opening = await self.opening(sg)
+        return {
+            "game": entry.name,
+            "options": dict(entry.options),
+            "bots": list(sg.bots),
+            "time_control": self.config.time_control.to_dict(),
+            "seed": sg.seed,
+            "match_id": f"{self.config.name}/{sg.game_id}",
+            "opening": [list(t) for t in opening],
+            "cpu_affinity": [[core], [core]] if core is not None else [None, None],
+            "isolation": self.config.isolation,
+        }
+
+    async def play(self, sg: ScheduledGame, slot: _Slot) -> None:
+        payload = self.match_payload(sg, await self.opening(sg), slot.core)
         for _ in range(self.config.max_attempts):
             attempt = self.void_counts.get(sg.game_id, 0) + 1
-            match = self.MatchConfig(
-                game=entry.name,
-                options=dict(entry.options),
-                bots=(self.specs[sg.bots[0]], self.specs[sg.bots[1]]),
-                time_control=self.time_control,
-                seed=sg.seed,
-                match_id=f"{self.config.name}/{sg.game_id}",
-                opening=opening,
-                cpu_affinity=affinity,
-                isolation=self.config.isolation,
-            )
             self.progress.game_started(sg.game_id)
-            try:
-                record = await self.play_match(match)
-            except self.faults as e:
-                reason = f"{type(e).__name__}: {e}"
+            reply = await slot.play(sg.game_id, payload)
+            if reply["type"] == "void":
+                reason = reply["reason"]
                 self.void_counts[sg.game_id] = attempt
                 self.voided += 1
                 with trio.CancelScope(shield=True):
                     await self.store.call("record_void", sg.game_id, attempt, reason, self.run_id)
                 self.progress.game_voided(sg.game_id, attempt, reason)
                 continue
-            data = record.to_dict() if hasattr(record, "to_dict") else dict(record)
+            if reply["type"] == "error":
+                if reply.get("user"):
+                    raise ArenaError(f"{sg.game_id}: {reply['message']}")
+                raise RuntimeError(f"referee worker failed on {sg.game_id}:\n{reply['message']}")
+            data = reply["record"]
             # shielded: once a game has finished, stopping the run must not lose it
             with trio.CancelScope(shield=True):
                 await self.store.call(
@@ -212,6 +299,50 @@ class _Run:
         self.progress.message(
             f"unplayable: {sg.game_id} voided {self.config.max_attempts} times in this run"
         )
+
+
+class _Slot:
+    """One unit of concurrency: plays one game at a time, in its worker process or inline."""
+
+    def __init__(self, run: _Run, core: int | None) -> None:
+        self.run = run
+        self.core = core
+        self.process: WorkerProcess | None = None
+
+    async def play(self, game_id: str, payload: dict[str, Any]) -> dict[str, Any]:
+        """The reply for one attempt: record, void or error (as the worker protocol has it)."""
+        if self.run.play_match is not None:
+            return await self._play_inline(game_id, payload)
+        try:
+            if self.process is None:
+                self.process = await WorkerProcess.start(self.run.bots_payload, self.core)
+            return await self.process.request(
+                {"type": "play", "game_id": game_id, "match": payload}
+            )
+        except WorkerDied as e:
+            await self.close()  # a fresh worker for the next attempt
+            return {"type": "void", "game_id": game_id, "reason": f"WorkerDied: {e}"}
+        except BaseException:
+            # cancelled mid-game (the run is stopping): the pipe is out of step, end the worker
+            with trio.CancelScope(shield=True):
+                await self.close()
+            raise
+
+    async def _play_inline(self, game_id: str, payload: dict[str, Any]) -> dict[str, Any]:
+        from arena.tournaments.worker import match_config
+
+        assert self.run.play_match is not None
+        try:
+            record = await self.run.play_match(match_config(self.run.specs, payload))
+        except self.run.faults as e:
+            return {"type": "void", "game_id": game_id, "reason": f"{type(e).__name__}: {e}"}
+        data = record.to_dict() if hasattr(record, "to_dict") else dict(record)
+        return {"type": "record", "game_id": game_id, "record": data}
+
+    async def close(self) -> None:
+        if self.process is not None:
+            process, self.process = self.process, None
+            await process.close()
 
 
 async def run_tournament(

@@ -50,6 +50,62 @@ def _count(path: Path) -> int:
         return 0
 
 
+def descendants(pid: int) -> set[int]:
+    """Every live process below `pid` (workers, bots), from /proc."""
+    parent: dict[int, int] = {}
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            try:
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            parent[int(d.name)] = int(stat.rsplit(")", 1)[1].split()[1])
+    out: set[int] = set()
+    todo = [pid]
+    while todo:
+        p = todo.pop()
+        for child, ppid in parent.items():
+            if ppid == p and child not in out:
+                out.add(child)
+                todo.append(child)
+    return out
+
+
+def wait_gone(pids: set[int], timeout: float = 20.0) -> set[int]:
+    """Poll until none of `pids` is alive (zombies count as gone); the ones still alive."""
+    deadline = time.monotonic() + timeout
+    while True:
+        alive = set()
+        for p in pids:
+            try:
+                state = Path(f"/proc/{p}/stat").read_text().rsplit(")", 1)[1].split()[0]
+            except OSError:
+                continue
+            if state != "Z":
+                alive.add(p)
+        if not alive or time.monotonic() > deadline:
+            return alive
+        time.sleep(0.05)
+
+
+def _start_and_wait(cfg: Path, results: Path, n: int) -> subprocess.Popen:
+    """Start a run and return once the database holds at least `n` games."""
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", "tournament", "run", str(cfg), "--plain"],
+        cwd=REPO,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    deadline = time.monotonic() + 120
+    while _count(results) < n:
+        if proc.poll() is not None or time.monotonic() > deadline:
+            proc.kill()
+            raise AssertionError(f"run ended or stalled before {n} games: {proc.stderr.read()}")
+        time.sleep(0.02)  # polling the database, not synchronising by sleeping
+    return proc
+
+
 def _write(tmp_path: Path, name: str) -> Path:
     return write_config(
         tmp_path,
@@ -67,21 +123,13 @@ def test_kill_9_and_resume_equals_uninterrupted(tmp_path: Path) -> None:
 
     cfg = _write(tmp_path, "killed")
     results = tmp_path / "killed.sqlite"
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "arena", "tournament", "run", str(cfg), "--plain"],
-        cwd=REPO,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    deadline = time.monotonic() + 120
-    try:
-        while _count(results) < 2:
-            assert proc.poll() is None, "the run ended before it could be killed"
-            assert time.monotonic() < deadline, "no games recorded in time"
-            time.sleep(0.02)  # polling the database, not synchronising by sleeping
-    finally:
-        os.kill(proc.pid, signal.SIGKILL)
-        proc.wait()
+    proc = _start_and_wait(cfg, results, 2)
+    below = descendants(proc.pid)
+    assert below, "the runner has worker and bot processes"
+    os.kill(proc.pid, signal.SIGKILL)
+    proc.wait()
+    # the workers see their pipe close, abandon their games, kill their bots and exit
+    assert wait_gone(below) == set()
     at_kill = _count(results)
     assert 2 <= at_kill < total
 
@@ -96,6 +144,28 @@ def test_kill_9_and_resume_equals_uninterrupted(tmp_path: Path) -> None:
         runs = s.runs()
         assert [r["status"] for r in runs] == ["killed", "complete"]
         assert runs[1]["pending"] == total - at_kill == runs[1]["played"]
+
+
+@pytest.mark.slow
+def test_ctrl_c_stops_cleanly_and_resumes(tmp_path: Path) -> None:
+    cfg = _write(tmp_path, "sigint")
+    results = tmp_path / "sigint.sqlite"
+    proc = _start_and_wait(cfg, results, 1)
+    below = descendants(proc.pid)
+    proc.send_signal(signal.SIGINT)
+    _, err = proc.communicate(timeout=60)
+    assert proc.returncode == 130, err
+    assert "run the same command again to resume" in err
+    assert "Traceback" not in err
+    assert wait_gone(below) == set()
+    stopped_at = _count(results)
+    with Store(results) as s:
+        assert [r["status"] for r in s.runs()] == ["stopped"]
+    resumed = _arena("tournament", "run", str(cfg), "--quiet")
+    assert resumed.returncode == 0, resumed.stderr
+    with Store(results) as s:
+        assert s.count_games() == 12
+        assert s.runs()[1]["played"] == 12 - stopped_at
 
 
 @pytest.mark.slow

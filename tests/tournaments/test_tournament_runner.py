@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import os
+import signal
 from pathlib import Path
 from typing import Any
 
@@ -131,3 +133,40 @@ async def test_results_file_bound_to_its_tournament(tmp_path: Path) -> None:
         s.bind("another-fingerprint", {}, ["x", "y"])
     with pytest.raises(StoreError, match="another 'results' path"):
         await run_tournament(cfg)
+
+
+class KillWorkers(Progress):
+    """SIGKILLs every referee worker process when the `n`-th game attempt starts."""
+
+    def __init__(self, n: int) -> None:
+        self.n, self.started, self.killed = n, 0, 0
+
+    def game_started(self, game_id: str) -> None:
+        self.started += 1
+        if self.started != self.n:
+            return
+        for d in Path("/proc").iterdir():
+            try:
+                cmd = (d / "cmdline").read_bytes()
+                stat = (d / "stat").read_text()
+            except OSError:
+                continue
+            ppid = int(stat.rsplit(")", 1)[1].split()[1])
+            if b"arena.tournaments.worker" in cmd and ppid == os.getpid():
+                os.kill(int(d.name), signal.SIGKILL)
+                self.killed += 1
+
+
+@pytest.mark.slow
+async def test_a_dead_worker_voids_its_game_which_is_replayed(tmp_path: Path) -> None:
+    cfg = _config(tmp_path, "dead")
+    killer = KillWorkers(3)
+    outcome = await run_tournament(cfg, progress=killer)
+    assert killer.killed >= 1
+    assert outcome.status == "complete" and outcome.played == 4
+    assert outcome.voided >= 1
+    with Store(cfg.results) as s:
+        voids = s.voids()
+        assert voids and all("WorkerDied" in v["reason"] for v in voids)
+        assert s.count_games() == 4
+        assert {r.attempt for r in s.games()} >= {2}

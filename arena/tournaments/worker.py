@@ -1,0 +1,139 @@
+"""A referee worker process: plays the games the tournament runner sends it, one at a time.
+
+Why processes: the referee is Python, and with instant-reply bots its per-turn work (rules
+engine, encoding, pipe wake-ups) is most of a game's cost. In one process all games share one
+interpreter and one event loop, so two concurrent games interfere; one worker process per
+concurrent game lets the operating system spread the referees over the cores.
+
+Protocol with the runner, JSON Lines over the worker's stdin/stdout:
+- runner -> worker: `{"type": "init", "bots": [{"source", "alias"}, ...]}` once, then
+  `{"type": "play", "game_id", "match": {...}}` (the MatchConfig fields, bots by index).
+- worker -> runner: `{"type": "record", "game_id", "record": {...}}` for a finished game,
+  `{"type": "void", "game_id", "reason"}` when the arena failed (the game is replayed),
+  `{"type": "error", "game_id", "user": bool, "message"}` for anything else (stops the run).
+
+The worker lives in its own session, so a Ctrl-C in the terminal reaches only the runner, which
+then closes the workers. When its stdin closes (the runner stopped or was killed, even by
+SIGKILL) the worker cancels the game in play, which kills its bots, and exits.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import sys
+import traceback
+from typing import Any
+
+import trio
+
+from arena.errors import ArenaError
+
+
+class LineReader:
+    """Splits a byte stream into lines; `None` at end of stream."""
+
+    def __init__(self, stream: trio.abc.ReceiveStream) -> None:
+        self.stream = stream
+        self.buf = bytearray()
+
+    async def readline(self) -> bytes | None:
+        while True:
+            i = self.buf.find(b"\n")
+            if i >= 0:
+                line = bytes(self.buf[:i])
+                del self.buf[: i + 1]
+                return line
+            chunk = await self.stream.receive_some(1 << 16)
+            if not chunk:
+                return None
+            self.buf += chunk
+
+
+def encode(msg: dict[str, Any]) -> bytes:
+    return json.dumps(msg, separators=(",", ":")).encode() + b"\n"
+
+
+def load_specs(bots: list[dict[str, Any]]) -> list[Any]:
+    from arena.referee import load_bot
+
+    specs = []
+    for b in bots:
+        spec = load_bot(b["source"])
+        if b.get("alias"):
+            spec = dataclasses.replace(spec, name=b["alias"])
+        specs.append(spec)
+    return specs
+
+
+def match_config(specs: list[Any], m: dict[str, Any]) -> Any:
+    from arena.referee import MatchConfig, TimeControl
+
+    return MatchConfig(
+        game=m["game"],
+        options=m["options"],
+        bots=(specs[m["bots"][0]], specs[m["bots"][1]]),
+        time_control=TimeControl(**m["time_control"]),
+        seed=m["seed"],
+        match_id=m["match_id"],
+        opening=tuple(tuple(t) for t in m["opening"]),
+        cpu_affinity=tuple(None if a is None else tuple(a) for a in m["cpu_affinity"]),  # type: ignore[arg-type]
+        isolation=m["isolation"],
+    )
+
+
+async def play_one(specs: list[Any], msg: dict[str, Any]) -> dict[str, Any]:
+    """Play one game; the reply message for the runner."""
+    from arena.referee import play_match
+    from arena.tournaments.runner import arena_faults
+
+    gid = msg["game_id"]
+    try:
+        record = await play_match(match_config(specs, msg["match"]))
+    except arena_faults() as e:
+        return {"type": "void", "game_id": gid, "reason": f"{type(e).__name__}: {e}"}
+    except ArenaError as e:
+        return {"type": "error", "game_id": gid, "user": True, "message": str(e)}
+    except Exception:
+        return {"type": "error", "game_id": gid, "user": False, "message": traceback.format_exc()}
+    return {"type": "record", "game_id": gid, "record": record.to_dict()}
+
+
+async def main() -> None:
+    stdin = trio.lowlevel.FdStream(sys.stdin.fileno())
+    stdout = trio.lowlevel.FdStream(sys.stdout.fileno())
+    reader = LineReader(stdin)
+    specs: list[Any] = []
+    async with trio.open_nursery() as nursery:
+        requests, incoming = trio.open_memory_channel[dict[str, Any]](1)
+
+        async def read_requests() -> None:
+            async with requests:
+                while (line := await reader.readline()) is not None:
+                    await requests.send(json.loads(line))
+            nursery.cancel_scope.cancel()  # the runner is gone: abandon the game in play
+
+        nursery.start_soon(read_requests)
+        async with incoming:
+            async for msg in incoming:
+                if msg["type"] == "init":
+                    try:
+                        specs = load_specs(msg["bots"])
+                        reply = {"type": "ready"}
+                    except ArenaError as e:
+                        reply = {"type": "error", "game_id": None, "user": True, "message": str(e)}
+                elif msg["type"] == "play":
+                    reply = await play_one(specs, msg)
+                else:
+                    reply = {
+                        "type": "error",
+                        "game_id": None,
+                        "user": False,
+                        "message": f"unknown request {msg.get('type')!r}",
+                    }
+                await stdout.send_all(encode(reply))
+        nursery.cancel_scope.cancel()
+
+
+if __name__ == "__main__":
+    trio.run(main)

@@ -1,0 +1,158 @@
+"""Tournament throughput and per-game overhead, with baselines measured in the same run.
+
+    python benchmarks/tournament.py [--rounds N] [--bot bots/random-c]
+
+A round robin of instant-reply bots (three copies of the C random bot) on Papagra with three
+turn limits, so game lengths are known and spread out. It prints:
+
+- games per second at concurrency 1 and 2 and their ratio (target: >= 1.7 on 2 cores);
+- the fixed cost per game (bot start, handshake, end, commit to SQLite), as the intercept of
+  a least-squares fit of each game's wall time against its number of turns at concurrency 1;
+- the same bot processes plainly started and stopped (spawn both, close stdin, wait), the
+  floor any arena pays, and the arena's fixed cost over that floor.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import trio
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+from arena.referee import load_bot  # noqa: E402
+from arena.tournaments.config import config_from_dict  # noqa: E402
+from arena.tournaments.progress import Progress  # noqa: E402
+from arena.tournaments.runner import run_tournament  # noqa: E402
+from arena.tournaments.store import GameRow  # noqa: E402
+
+TURN_LIMITS = (4, 32, 128)
+
+
+class Timer(Progress):
+    """Wall time of every game as the runner sees it: from dispatch to committed."""
+
+    def __init__(self) -> None:
+        self.t0: dict[str, float] = {}
+        self.games: list[tuple[int, float]] = []  # (turns, seconds)
+
+    def game_started(self, game_id: str) -> None:
+        self.t0[game_id] = time.perf_counter()
+
+    def game_finished(self, row: GameRow) -> None:
+        self.games.append((row.turns or 0, time.perf_counter() - self.t0[row.game_id]))
+
+
+def tournament(bot: str, rounds: int, concurrency: int, results: Path) -> tuple[float, Timer, int]:
+    config = config_from_dict(
+        {
+            "name": f"bench-{concurrency}",
+            "seed": 1,
+            "rounds": rounds,
+            "concurrency": concurrency,
+            "bots": [{"path": bot, "name": n} for n in ("a", "b", "c")],
+            "games": [
+                {"name": "papagra", "options": {"max_turns": t}, "label": f"papagra{t}"}
+                for t in TURN_LIMITS
+            ],
+            "time_control": {"base": 60.0, "increment": 1.0},
+            "results": str(results),
+        },
+        base_dir=REPO,
+    )
+    timer = Timer()
+    t = time.perf_counter()
+    outcome = trio.run(lambda: run_tournament(config, progress=timer))
+    elapsed = time.perf_counter() - t
+    assert outcome.status == "complete", outcome
+    return elapsed, timer, outcome.played
+
+
+def fit(points: list[tuple[int, float]]) -> tuple[float, float]:
+    """Least squares seconds = a + b * turns -> (a, b)."""
+    xs = [float(x) for x, _ in points]
+    ys = [y for _, y in points]
+    mx, my = statistics.fmean(xs), statistics.fmean(ys)
+    sxx = sum((x - mx) ** 2 for x in xs)
+    b = sum((x - mx) * (y - my) for x, y in zip(xs, ys, strict=True)) / sxx
+    return my - b * mx, b
+
+
+def plain_start_stop(bot: str, n: int) -> float:
+    """Seconds to start the game's two bot processes and see them exit on closed stdin."""
+    spec = load_bot(bot)
+    spec.ensure_built()
+    times = []
+    for _ in range(n):
+        t = time.perf_counter()
+        procs = [
+            subprocess.Popen(
+                list(spec.command),
+                cwd=spec.workdir,
+                stdin=subprocess.PIPE,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
+            for _ in range(2)
+        ]
+        for p in procs:
+            p.stdin.close()  # type: ignore[union-attr]
+        for p in procs:
+            p.wait()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--rounds", type=int, default=4)
+    ap.add_argument("--repeat", type=int, default=2, help="runs per concurrency, alternating")
+    ap.add_argument("--bot", default=str(REPO / "bots" / "random-c"))
+    args = ap.parse_args()
+
+    n_games = 3 * 2 * len(TURN_LIMITS) * args.rounds
+    print(
+        f"round robin: 3 x {Path(args.bot).name} (instant replies), papagra with max_turns "
+        f"{'/'.join(map(str, TURN_LIMITS))}, {args.rounds} rounds = {n_games} games per run; "
+        f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start"
+    )
+    best: dict[int, tuple[float, Timer, int]] = {}
+    with tempfile.TemporaryDirectory() as tmp:
+        baseline = plain_start_stop(args.bot, 30)
+        for rep in range(args.repeat):
+            for conc in (1, 2):  # alternating, so a change in machine load hits both alike
+                path = Path(tmp) / f"c{conc}-{rep}.sqlite"
+                elapsed, timer, played = tournament(args.bot, args.rounds, conc, path)
+                print(
+                    f"  run {rep + 1}, concurrency {conc}: {played} games in {elapsed:6.2f} s "
+                    f"= {played / elapsed:6.2f} games/s"
+                )
+                if conc not in best or elapsed < best[conc][0]:
+                    best[conc] = (elapsed, timer, played)
+    rates = {c: played / elapsed for c, (elapsed, _, played) in best.items()}
+    for conc, rate in rates.items():
+        print(f"concurrency {conc}: {rate:6.2f} games/s (best of {args.repeat})")
+    print(f"speed-up, concurrency 2 over 1: {rates[2] / rates[1]:.2f} (target >= 1.7 on 2 cores)")
+    fixed, per_turn = fit(best[1][1].games)
+    print(
+        f"per game at concurrency 1: fixed cost {1000 * fixed:.1f} ms + {1000 * per_turn:.2f} ms "
+        f"per turn (least squares over {len(best[1][1].games)} games)"
+    )
+    print(f"plain start + stop of the same two bot processes: {1000 * baseline:.1f} ms")
+    print(
+        f"arena's fixed cost per game over plain start/stop: {1000 * (fixed - baseline):.1f} ms "
+        f"({fixed / baseline:.1f}x the plain start/stop)"
+    )
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
