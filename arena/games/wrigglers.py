@@ -330,6 +330,15 @@ class WrigglersState(State):
         """The scoring chain sizes of `seat`, largest first (bots and describe use this)."""
         return chain_sizes(self._board, self._nb[seat], seat, self.grid)
 
+    def board(self) -> list[int]:
+        """The points' contents by cell index (0 empty, seat + 1 a stone): a read-only view
+        for fast policies, not a copy; `grid` maps indices to names and neighbours."""
+        return self._board
+
+    def neighbour_counts(self, seat: int) -> list[int]:
+        """Per point, how many of `seat`'s stones touch it: a read-only view, not a copy."""
+        return self._nb[seat]
+
     def _score(self, seat: int) -> int:
         s = self._score_cache[seat]
         if s is None:
