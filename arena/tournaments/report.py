@@ -232,9 +232,13 @@ def _forfeit_text(f: Mapping[str, int]) -> str:
 
 def render_text(report: Mapping[str, Any], width: int = 110) -> str:
     """The report as text tables (rich), the way engine testers read a tournament."""
-    from rich.console import Console
-    from rich.table import Table
+    from functools import partial
 
+    from rich import box
+    from rich.console import Console
+    from rich.table import Table as RichTable
+
+    Table = partial(RichTable, box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
     buf = io.StringIO()
     console = Console(file=buf, width=width, force_terminal=False, color_system=None)
     prog = report["progress"]
@@ -255,30 +259,23 @@ def render_text(report: Mapping[str, Any], width: int = 110) -> str:
     if prog["unplayable"]:
         console.print(f"Unplayable after repeated voids: {', '.join(prog['unplayable'])}")
 
+    console.print()
+    console.print(_heading("Standings, all games", report["ratings"]))
+    console.print(_standings_table(Table, report["standings"], report["ratings"]))
     console.print(
-        _standings_table(Table, "Standings, all games", report["standings"], report["ratings"])
-    )
-    console.print(
+        "Elo: Bradley-Terry maximum likelihood over all games, mean 0, ±95% interval.\n"
         "Forfeits: T time, I illegal action, P protocol error, C crash, S failed start, M memory."
     )
-    ratings = report["ratings"]
-    note = "Elo: Bradley-Terry maximum likelihood over all games, mean 0, 95% interval."
-    if ratings.get("prior_draws_per_pair"):
-        note += (
-            f" A perfect score made pure ML infinite: {ratings['prior_draws_per_pair']:g} virtual"
-            " draw per pair added."
-        )
-    console.print(note)
     for label, sub in report["per_game"].items():
         if sub["games"]:
-            console.print(
-                _standings_table(
-                    Table, f"{label} ({sub['games']} games)", sub["standings"], sub["ratings"]
-                )
-            )
+            console.print()
+            console.print(_heading(f"{label}, {sub['games']} games", sub["ratings"]))
+            console.print(_standings_table(Table, sub["standings"], sub["ratings"]))
 
     bots = report["bots"]
-    ct = Table(title="Crosstable (points / games, row against column)", title_justify="left")
+    console.print()
+    console.print("Crosstable: points / games of the row bot against the column bot")
+    ct = Table()
     ct.add_column("bot")
     for b in bots:
         ct.add_column(b, justify="right")
@@ -294,9 +291,9 @@ def render_text(report: Mapping[str, Any], width: int = 110) -> str:
     console.print(ct)
 
     if report["pentanomial"]:
-        pt = Table(
-            title="Pentanomial: game pairs by the first bot's pair score", title_justify="left"
-        )
+        console.print()
+        console.print("Pentanomial: game pairs (both seats) by the first bot's score in the pair")
+        pt = Table()
         pt.add_column("pair")
         for lab in PENTANOMIAL_LABELS:
             pt.add_column(lab, justify="right")
@@ -307,15 +304,23 @@ def render_text(report: Mapping[str, Any], width: int = 110) -> str:
             )
         console.print(pt)
     if report["reasons"]:
+        console.print()
         console.print(
             "Result reasons: " + ", ".join(f"{k} {v}" for k, v in report["reasons"].items())
         )
-    return buf.getvalue()
+    return "".join(line.rstrip() + "\n" for line in buf.getvalue().splitlines())
 
 
-def _standings_table(Table, title: str, rows: Sequence[Mapping], ratings: Mapping) -> Any:
+def _heading(title: str, ratings: Mapping) -> str:
+    prior = ratings.get("prior_draws_per_pair")
+    if prior:
+        title += f" (a perfect score: Elo with {prior:g} virtual draw per pair)"
+    return title
+
+
+def _standings_table(Table, rows: Sequence[Mapping], ratings: Mapping) -> Any:
     by_bot = {p["bot"]: p for p in ratings["players"]}
-    t = Table(title=title, title_justify="left")
+    t = Table()
     for col, just in (
         ("#", "right"),
         ("bot", "left"),
