@@ -164,7 +164,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         clocks = " | ".join("-" if c is None else f"{c:.2f}" for c in ev.clocks)
         print(
             f"turn {ev.turn}: {colours[ev.seat]} ({names[ev.seat]}) {' '.join(ev.actions)}"
-            f"   [{ev.elapsed:.3f} s; clocks {clocks}]",
+            f"   [{duration(ev.elapsed)}; clocks {clocks}]",
             file=out,
         )
         print(ev.state.render_text(), file=out, flush=True)
@@ -193,6 +193,10 @@ def _run(config: MatchConfig, observer: Any = None, on_log: Any = None) -> GameR
         return trio.run(play_match, config, observer, on_log)
     except SandboxFault as e:
         raise ArenaError(f"the sandbox failed (not the bots' fault): {e}") from None
+
+
+def duration(seconds: float) -> str:
+    return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
 
 
 def result_line(record: GameRecord) -> str:
@@ -255,7 +259,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         ctext = " | ".join("-" if c is None else f"{c:.2f}" for c in clocks)
         print(
             f"turn {entry['turn']}: {colours[seat]} ({names[seat]}) {' '.join(acts) or '-'}"
-            f"   [{entry['elapsed']:.3f} s; clocks {ctext}]"
+            f"   [{duration(entry['elapsed'])}; clocks {ctext}]"
         )
         if not args.no_board:
             print(state.render_text())

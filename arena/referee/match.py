@@ -189,7 +189,7 @@ class _Referee:
             "reason": res.reason,
             "detail": res.detail,
             "scores": list(res.scores),
-            "loser_seat": outcome.loser,
+            "loser_seat": outcome.loser if res.winner is None else 1 - res.winner,
             "forfeit": res.reason in FORFEIT_REASONS or res.reason == "both_failed_start",
             "failure": outcome.failure,
         }
