@@ -159,7 +159,7 @@ class KillWorkers(Progress):
 
 @pytest.mark.slow
 async def test_a_dead_worker_voids_its_game_which_is_replayed(tmp_path: Path) -> None:
-    cfg = _config(tmp_path, "dead")
+    cfg = _config(tmp_path, "dead", extra="pin_cores = true")
     killer = KillWorkers(3)
     outcome = await run_tournament(cfg, progress=killer)
     assert killer.killed >= 1
