@@ -30,6 +30,8 @@ WIN = 1e6
 # how many first actions get a full second-action search, and the time the search may take
 FULL_SAMPLES = 10
 BUDGET_S = 0.04
+# on very large boards even one look at every first action may take long: stop there
+HARD_S = 0.4
 
 
 def _value(state: State, me: int, start_key: bytes, rng: random.Random) -> float:
@@ -62,28 +64,21 @@ def choose_turn(state: State, rng: random.Random) -> list[str]:
     turn = state.turn_number()
     start_key = state.key()
     deadline = time.perf_counter() + BUDGET_S
+    hard_stop = time.perf_counter() + HARD_S
+    if state.can_end_turn():  # called for the optional third action only
+        return _optional_removal(state, [], me, start_key, rng)
 
     def turn_over(s: State) -> bool:
         return s.is_terminal() or s.turn_number() != turn
 
     def finish(s: State, acts: list[str]) -> tuple[float, list[str]]:
-        """Value of a position reached inside the turn; tries the optional removal (single
-        stones only) when the variant offers it."""
+        """Value of a position reached inside the turn, as if the turn ended there."""
         if turn_over(s):
             return _value(s, me, start_key, rng), acts
         if s.can_end_turn():
-            base = s.clone()
-            base.end_turn()
-            best = (_value(base, me, start_key, rng), acts)
-            for a in s.legal_actions():
-                if a.count("-") != 1:
-                    continue
-                t = s.clone()
-                t.apply(a)
-                v = _value(t, me, start_key, rng)
-                if v > best[0]:
-                    best = (v, [*acts, a])
-            return best
+            ended = s.clone()
+            ended.end_turn()
+            return _value(ended, me, start_key, rng), acts
         return -2 * WIN, acts  # unfinished mandatory part: never chosen over a finished one
 
     first = state.legal_actions()
@@ -91,6 +86,8 @@ def choose_turn(state: State, rng: random.Random) -> list[str]:
     best_v, best = -4 * WIN, first[:1]
     full = 0
     for a1 in first:
+        if time.perf_counter() > hard_stop:
+            break
         s1 = state.clone()
         s1.apply(a1)
         if turn_over(s1) or s1.can_end_turn():
@@ -113,4 +110,28 @@ def choose_turn(state: State, rng: random.Random) -> list[str]:
             v, acts = finish(s2, [a1, a2])
             if v > best_v:
                 best_v, best = v, acts
+    return best + _optional_removal(state, best, me, start_key, rng)
+
+
+def _optional_removal(
+    state: State, acts: list[str], me: int, start_key: bytes, rng: random.Random
+) -> list[str]:
+    """The extra-removal variant's optional third action: one stone, only when it improves
+    the end-of-turn value (searched for the chosen two actions only, to keep the cost flat)."""
+    s = state.clone()
+    for a in acts:
+        s.apply(a)
+    if s.is_terminal() or not s.can_end_turn():
+        return []
+    ended = s.clone()
+    ended.end_turn()
+    best_v, best = _value(ended, me, start_key, rng), []
+    for a in s.legal_actions():
+        if a.count("-") != 1:
+            continue
+        t = s.clone()
+        t.apply(a)
+        v = _value(t, me, start_key, rng)
+        if v > best_v:
+            best_v, best = v, [a]
     return best
