@@ -6,9 +6,12 @@ machine continues where the file says it stopped. A finished game is committed (
 full record in one transaction) before it counts, and a game in play when the run stops is
 simply not recorded, so no game is lost and none is played twice.
 
-Concurrency is a fixed number of worker tasks pulling games from one channel in schedule
-order; with `pin_cores` each worker's two bots share one core (only one of them thinks at a
-time), so games do not steal each other's CPU.
+Concurrency is a fixed number of slots pulling games from one channel in schedule order. Each
+slot plays its games in a referee worker process of its own (arena/tournaments/worker.py), so
+the Python referees of concurrent games run on different cores instead of sharing one
+interpreter; this process only schedules, commits and displays. With `pin_cores` a slot's
+worker and both its bots share one core (only one of them works at a time), so games do not
+steal each other's CPU. A worker that dies voids its game, which is played again.
 """
 
 from __future__ import annotations
@@ -393,7 +396,7 @@ async def run_tournament(
             stopped = await _play_all(run, pending, handle_signals, stop)
             outcome.played, outcome.voided = run.played, run.voided
             outcome.unplayable = list(run.unplayable)
-            if stopped:
+            if stopped and run.played + len(run.unplayable) < len(pending):
                 status = "stopped"
             elif run.unplayable:
                 status = "incomplete"
