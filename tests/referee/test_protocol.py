@@ -1,0 +1,189 @@
+"""Framing (msgpack, JSON Lines, size cap) and bot message validation."""
+
+from __future__ import annotations
+
+import itertools
+import json
+
+import msgpack
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from protocol import (
+    PROTOCOL_VERSION,
+    Decoder,
+    Encoder,
+    ProtocolError,
+    check_bot_message,
+    check_reply,
+    decode_all,
+)
+
+ENCODINGS = ["msgpack", "json"]
+
+scalars = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(min_value=-(2**53), max_value=2**53),
+    st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=20),
+)
+values = st.recursive(
+    scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=5), st.dictionaries(st.text(max_size=8), inner, max_size=5)
+    ),
+    max_leaves=20,
+)
+messages = st.dictionaries(st.text(max_size=8), values, max_size=6).map(
+    lambda d: {"type": "x", **d}
+)
+
+
+def test_protocol_version():
+    assert PROTOCOL_VERSION == 1
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+@settings(max_examples=60, deadline=None)
+@given(msgs=st.lists(messages, min_size=1, max_size=5), cuts=st.lists(st.integers(0, 400)))
+def test_roundtrip_in_arbitrary_chunks(encoding, msgs, cuts):
+    enc = Encoder(encoding)
+    data = b"".join(enc.encode(m) for m in msgs)
+    dec = Decoder(encoding)
+    out = []
+    points = sorted({c % (len(data) + 1) for c in cuts} | {0, len(data)})
+    for a, b in itertools.pairwise(points):
+        out += dec.feed(data[a:b])
+    assert out == msgs
+    assert dec.pending_bytes == 0
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_size_cap_is_exact(encoding):
+    enc = Encoder(encoding)
+    base = enc.encode({"type": "log", "message": ""})
+    overhead = len(base) - (1 if encoding == "json" else 0)
+    cap = 200
+    # msgpack strings up to 31 bytes have a 1-byte header, up to 255 a 2-byte one
+    for size in range(cap - 5, cap + 5):
+        n = size - overhead - (1 if encoding == "msgpack" else 0)
+        msg = {"type": "log", "message": "a" * n}
+        data = enc.encode(msg)
+        actual = len(data) - (1 if encoding == "json" else 0)
+        if actual <= cap:
+            assert Decoder(encoding, cap).feed(data) == [msg]
+        else:
+            with pytest.raises(ProtocolError, match="exceeds the cap of 200 bytes"):
+                Decoder(encoding, cap).feed(data)
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_oversized_message_is_refused_before_it_ends(encoding):
+    dec = Decoder(encoding, 1000)
+    start = Encoder(encoding).encode({"type": "log", "message": "x" * 5000})[:1500]
+    with pytest.raises(ProtocolError, match="exceeds the cap"):
+        dec.feed(start)
+    with pytest.raises(ProtocolError):  # the stream stays broken
+        dec.feed(b"{}")
+
+
+def test_many_small_messages_in_one_big_chunk_are_fine():
+    enc = Encoder("msgpack")
+    msgs = [{"type": "log", "message": "m" * 50, "i": i} for i in range(200)]
+    data = b"".join(enc.encode(m) for m in msgs)
+    assert len(data) > 4 * 1000
+    assert Decoder("msgpack", 1000).feed(data) == msgs
+
+
+@pytest.mark.parametrize(
+    "data, text",
+    [
+        (b"\xc1", "malformed msgpack"),
+        (msgpack.packb([1, 2]), "expected a map, got an array"),
+        (msgpack.packb({1: 2}), "malformed msgpack"),
+        (b"\x81\xa1a\xa2\xff\xfe", "not valid UTF-8"),
+    ],
+)
+def test_malformed_msgpack(data, text):
+    with pytest.raises(ProtocolError, match=text):
+        Decoder("msgpack").feed(data)
+
+
+@pytest.mark.parametrize(
+    "line, text",
+    [
+        (b"[1]\n", "expected a JSON object, got an array"),
+        (b'{"a": NaN}\n', "NaN is not valid JSON"),
+        (b"\xff\n", "not valid UTF-8"),
+        (b"{oops\n", "malformed JSON line"),
+    ],
+)
+def test_malformed_json(line, text):
+    with pytest.raises(ProtocolError, match=text):
+        Decoder("json").feed(line)
+
+
+def test_json_tolerates_crlf_and_blank_lines():
+    assert Decoder("json").feed(b'\n{"type":"log","message":"a"}\r\n\n') == [
+        {"type": "log", "message": "a"}
+    ]
+
+
+def test_decode_all_rejects_trailing_bytes():
+    data = Encoder().encode({"type": "a"})
+    assert decode_all(data) == [{"type": "a"}]
+    with pytest.raises(ProtocolError, match="trailing"):
+        decode_all(data + data[:2])
+
+
+def test_encoder_cap_and_json_text():
+    assert Encoder("json").encode({"type": "t", "s": "é"}) == '{"type":"t","s":"é"}\n'.encode()
+    with pytest.raises(ProtocolError, match="exceeds the cap"):
+        Encoder("msgpack", 10).encode({"type": "log", "message": "x" * 20})
+    with pytest.raises(ValueError, match="unknown encoding"):
+        Encoder("xml")
+
+
+@pytest.mark.parametrize(
+    "msg, text",
+    [
+        ({}, "message has no 'type' field"),
+        ({"type": 3}, "'type' must be a string, got an integer"),
+        ({"type": "dance"}, "unknown message type 'dance'"),
+        ({"type": "turn"}, "'turn' is a referee message"),
+        ({"type": "move"}, "move.actions must be a non-empty list of strings, got nothing"),
+        ({"type": "move", "actions": []}, "got an empty list"),
+        ({"type": "move", "actions": "e5"}, "got a string"),
+        ({"type": "move", "actions": ["e5", 3]}, "but element 1 is an integer"),
+        ({"type": "move", "actions": ["e5"], "more": 1}, "move.more must be a boolean"),
+        ({"type": "ready"}, "ready message is missing the field 'name'"),
+        ({"type": "ready", "name": ""}, "ready.name must be a non-empty string"),
+        ({"type": "ready", "name": "a", "legal": "yes"}, "ready.legal must be a boolean"),
+        ({"type": "ready", "name": "a", "protocol": 2}, "bot speaks protocol 2, referee speaks 1"),
+        ({"type": "ready", "name": "a", "protocol": True}, "ready.protocol must be an integer"),
+        ({"type": "resign", "reason": None}, "resign.reason must be a string, got nil"),
+        ({"type": "log"}, "log message is missing the field 'message'"),
+    ],
+)
+def test_message_validation_texts(msg, text):
+    with pytest.raises(ProtocolError) as err:
+        check_bot_message(msg)
+    assert text in str(err.value)
+
+
+def test_valid_messages_and_replies():
+    assert check_bot_message({"type": "log", "message": "hi", "extra": [1]}) == "log"
+    assert check_reply({"type": "ready", "name": "b", "protocol": 1}, "hello") == "ready"
+    assert check_reply({"type": "move", "actions": ["a1"], "more": True}, "turn") == "move"
+    assert check_reply({"type": "resign"}, "turn") == "resign"
+    with pytest.raises(ProtocolError, match="expected 'ready' in reply to 'hello', got 'move'"):
+        check_reply({"type": "move", "actions": ["a1"]}, "hello")
+
+
+def test_json_and_msgpack_carry_the_same_messages():
+    msg = {"type": "turn", "clocks": [1.5, None], "legal": ["a1"], "position": {"x": {"y": 1}}}
+    for encoding in ENCODINGS:
+        assert decode_all(Encoder(encoding).encode(msg), encoding) == [msg]
+    assert json.loads(Encoder("json").encode(msg)) == msg
