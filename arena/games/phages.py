@@ -378,7 +378,7 @@ class PhageState(State):
         top = self.L.max_number
         names = self.L.grid.names
         what = "announce a number" if self._turn > 1 else "open the game by announcing a number"
-        if not action.isdigit() or not 1 <= int(action) <= top:
+        if not (action.isascii() and action.isdigit()) or not 1 <= int(action) <= top:
             raise IllegalAction(action, f"now {what} from 1 to {top}, got {action!r}")
         n = int(action)
         legal = self.legal_numbers()
@@ -619,7 +619,7 @@ class PhageState(State):
         if self._result is not None:
             raise GameOver(action)
         if self._phase == _PHASE_B:
-            if not action.isdigit():
+            if not (action.isascii() and action.isdigit()):
                 raise IllegalAction(action, f"expected a number, got {action!r}")
             self._turn_actions.append(action)
             self._announced[self._player] = int(action)
