@@ -287,6 +287,7 @@ def cmd_check(args: argparse.Namespace) -> int:
         return 1
     games = args.game or list(GAME_NAMES)
     problems = 0
+    handshake_shown = False
     for game in games:
         colours = game_class(game).colours
         for seat in (0, 1):
@@ -299,6 +300,14 @@ def cmd_check(args: argparse.Namespace) -> int:
                 seed=seat,
             )
             record = _run(config)
+            ready = record.ready[seat]
+            if ready is not None and not handshake_shown:
+                handshake_shown = True
+                print(
+                    f"ok   handshake: ready as {ready['name']!r} {ready['version']} in "
+                    f"{duration(ready['startup'])}, legal actions "
+                    f"{'requested' if ready['legal'] else 'not requested'}"
+                )
             problem = check_problem(record, seat, bot, tc)
             label = f"{game} as {colours[seat]}"
             if problem is None:

@@ -27,7 +27,7 @@ from arena.referee.bots import BotSpec, BuildError
 from arena.referee.channel import BotChannel, BotFailure
 from arena.referee.clock import Clocks, TimeControl
 from arena.referee.record import FORFEIT_REASONS, GameRecord, now_iso
-from arena.sandbox import BotProcess, LaunchError, launcher_for
+from arena.sandbox import BotProcess, LaunchError, SandboxFault, launcher_for
 from protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from protocol.messages import PROTOCOL_VERSION
 
@@ -166,7 +166,14 @@ class _Referee:
             try:
                 outcome = await self._start_bots(nursery)
                 if outcome is None:
-                    outcome = await self._play()
+                    try:
+                        outcome = await self._play()
+                    except (RefereeFault, SandboxFault):
+                        raise
+                    except Exception as e:
+                        # a bug in a rules engine or in the referee, never a bot's doing:
+                        # the game must be voided, not scored
+                        raise RefereeFault(f"referee failed in {self.config.game}: {e!r}") from e
             except Exception as e:
                 # re-raised below, outside the nursery, so that callers see the exception
                 # itself (SandboxFault, ArenaError) rather than an ExceptionGroup
