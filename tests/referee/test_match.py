@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+import os
+
 import pytest
 import trio
 from conftest import bundled, tbot
@@ -256,6 +259,18 @@ async def test_grandchildren_do_not_survive_the_game():
     record = await play_match(config("stripes", tbot("spawn"), tbot("good")))
     assert not record.result["forfeit"]
     # the autouse fixture checks that the `sleep 60` grandchild is gone
+
+
+async def test_bots_get_a_scrubbed_environment_own_directory_and_process_group(monkeypatch):
+    monkeypatch.setenv("ARENA_TEST_SECRET", "hunter2")
+    record = await play_match(config("stripes", tbot("env"), tbot("env")))
+    facts = [json.loads(log["message"]) for log in record.logs]
+    assert len(facts) == 2
+    for f in facts:
+        assert "ARENA_TEST_SECRET" not in f["env"]
+        assert f["pgid"] != os.getpgid(0)
+    assert facts[0]["cwd"] != facts[1]["cwd"] != os.getcwd()
+    assert facts[0]["pgid"] != facts[1]["pgid"]
 
 
 async def test_cancellation_from_outside_kills_the_bots():

@@ -60,6 +60,11 @@ def main() -> int:
     if MODE == "spawn":
         # a grandchild that would outlive the bot if the referee did not kill the whole group
         subprocess.Popen(["/bin/sh", "-c", "sleep 60; : arena-testbot"])
+    if MODE == "env":
+        import json
+
+        facts = {"env": sorted(os.environ), "cwd": os.getcwd(), "pgid": os.getpgid(0)}
+        send({"type": "log", "message": json.dumps(facts)})
     send(ready)
     rng = random.Random(hello["seed"] * 2 + hello["seat"])
     my_turns = 0
