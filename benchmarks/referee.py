@@ -13,7 +13,7 @@ referee_instant_bot.py) started by the same sandbox launcher:
 Figures: median round trip per turn (time between the completion of consecutive turns),
 the bots' share of it (write-complete to reply-arrived, as the clocks measure it), the
 referee's overhead per turn (round trip minus the bot's share), the referee's CPU time per turn
-(process CPU time of this process / turns) and the ratio round trip / raw ping-pong.
+(CPU time of this process per turn, start-up excluded) and the ratio round trip / raw ping-pong.
 Targets (issue): overhead <= 100 us median per turn; round trip <= 3x the raw ping-pong.
 
     python benchmarks/referee.py [--turns 3000] [--rounds 5] [--games papagra,wrigglers]
@@ -139,19 +139,22 @@ def turn_message(seat: int, turn: int) -> dict[str, Any]:
     }
 
 
-async def raw_pingpong(n: int, use_trio: bool) -> list[float]:
-    """Round trips of a turn-sized message with no referee logic at all: either through trio
-    streams (what the referee is built on) or with plain blocking syscalls (the floor)."""
+async def raw_pingpong(n: int, use_trio: bool, players: int = 2) -> list[float]:
+    """Round trips of a turn-sized message with no referee logic at all, alternating between
+    `players` bots as a game does: through trio streams (what the referee is built on) or with
+    plain blocking syscalls (the floor)."""
     spec = LaunchSpec("instant", (sys.executable, str(BOT), "msgpack"))
-    enc, dec = Encoder("msgpack"), Decoder("msgpack")
+    enc = Encoder("msgpack")
+    decs = [Decoder("msgpack") for _ in range(players)]
     times = []
     clock = time.perf_counter
     async with trio.open_nursery() as nursery:
-        bot = await launcher_for("process").start(spec, nursery)
-        async with bot:
-            fd_in, fd_out = bot.stdin.fileno(), bot.stdout.fileno()  # type: ignore[attr-defined]
+        bots = [await launcher_for("process").start(spec, nursery) for _ in range(players)]
+        try:
             for i in range(n + 50):
-                data = enc.encode(turn_message(i % 2, i + 1))
+                seat = i % players
+                bot, dec = bots[seat], decs[seat]
+                data = enc.encode(turn_message(seat, i + 1))
                 got: list[dict] = []
                 t0 = clock()
                 if use_trio:
@@ -159,12 +162,17 @@ async def raw_pingpong(n: int, use_trio: bool) -> list[float]:
                     while not got:
                         got = dec.feed(await bot.stdout.receive_some(65536))
                 else:
-                    os.write(fd_in, data)
+                    fd_out = bot.stdout.fileno()  # type: ignore[attr-defined]
+                    os.write(bot.stdin.fileno(), data)  # type: ignore[attr-defined]
                     while not got:
                         select.select([fd_out], [], [])
                         got = dec.feed(os.read(fd_out, 65536))
                 if i >= 50:  # warm-up excluded
                     times.append(clock() - t0)
+        finally:
+            with trio.CancelScope(shield=True):
+                for bot in bots:
+                    await bot.aclose()
     return times
 
 
@@ -178,9 +186,13 @@ async def refereed(game: str, options: dict[str, Any], legal: bool) -> dict[str,
         time_control=TimeControl(startup=20.0, base=1000.0),
         end_grace=1.0,
     )
-    cpu0 = time.process_time()
-    record = await play_match(config)
-    cpu = time.process_time() - cpu0
+    cpu_marks: list[float] = []
+
+    def observer(event: Any) -> None:
+        # CPU time of this process at the end of every turn: start-up is excluded below
+        cpu_marks.append(time.process_time())
+
+    record = await play_match(config, observer)
     turns = record.turns
     # the first turns include process start-up effects: skip a few
     ts = [t["t"] for t in turns]
@@ -192,7 +204,7 @@ async def refereed(game: str, options: dict[str, Any], legal: bool) -> dict[str,
         "rts": rts,
         "bot": bot_share,
         "overhead": [rt - e for rt, e in zip(rts, bot_share, strict=False)],
-        "cpu_per_turn": cpu / max(1, len(turns)),
+        "cpu_per_turn": (cpu_marks[-1] - cpu_marks[5]) / max(1, len(cpu_marks) - 6),
     }
 
 
@@ -207,6 +219,7 @@ async def main(turns: int, rounds: int, real_games: list[str]) -> None:
     # Interleaved rounds: on a shared machine the load changes from second to second, so
     # every figure is collected in small alternating slices and compared as medians.
     raw_sys: list[float] = []
+    raw_one: list[float] = []
     raw_trio: list[float] = []
     rts: list[float] = []
     bot: list[float] = []
@@ -216,19 +229,26 @@ async def main(turns: int, rounds: int, real_games: list[str]) -> None:
     per_round = max(100, turns // rounds)
     for _ in range(rounds):
         a = await raw_pingpong(per_round, use_trio=False)
-        b = await raw_pingpong(per_round, use_trio=True)
+        raw_one += await raw_pingpong(per_round, use_trio=False, players=1)
+        raw_trio += await raw_pingpong(per_round, use_trio=True)
         r = await refereed("null", {"max_turns": str(per_round)}, legal=False)
         raw_sys += a
-        raw_trio += b
         rts += r["rts"]
         bot += r["bot"]
         overhead += r["overhead"]
         cpu.append(r["cpu_per_turn"])
         ratios.append(statistics.median(r["rts"]) / statistics.median(a))
+        print(
+            f"  round {len(ratios)}: raw {us(statistics.median(a))}, "
+            f"referee round trip {us(statistics.median(r['rts']))}, ratio {ratios[-1]:.2f}x",
+            flush=True,
+        )
     med = statistics.median
     print(f"{rounds} interleaved rounds of {per_round} round trips / turns each")
-    print(f"raw msgpack ping-pong, blocking syscalls   median {us(med(raw_sys))}")
-    print(f"raw msgpack ping-pong, trio streams        median {us(med(raw_trio))}")
+    print("raw msgpack ping-pong over pipes, alternating between two instant bots like a game:")
+    print(f"  blocking syscalls (the baseline)          median {us(med(raw_sys))}")
+    print(f"  trio streams                              median {us(med(raw_trio))}")
+    print(f"  blocking syscalls, a single bot           median {us(med(raw_one))}")
     print(f"referee, null game: round trip per turn    median {us(med(rts))}")
     print(f"  of which the bot (as its clock measures)  median {us(med(bot))}")
     print(
