@@ -193,6 +193,11 @@ def _run(config: MatchConfig, observer: Any = None, on_log: Any = None) -> GameR
         return trio.run(play_match, config, observer, on_log)
     except SandboxFault as e:
         raise ArenaError(f"the sandbox failed (not the bots' fault): {e}") from None
+    except BaseExceptionGroup as group:
+        # Ctrl-C arrives inside the referee's nursery, wrapped in a group
+        if group.subgroup(KeyboardInterrupt) is not None:
+            raise KeyboardInterrupt from None
+        raise
 
 
 def duration(seconds: float) -> str:

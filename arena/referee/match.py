@@ -76,6 +76,14 @@ class LogEvent:
     message: str
 
 
+class _CallerError(Exception):
+    """An exception raised by the caller's observer or log callback, passed through as is."""
+
+    def __init__(self, original: Exception) -> None:
+        super().__init__(repr(original))
+        self.original = original
+
+
 @dataclass
 class _Outcome:
     result: Result
@@ -117,6 +125,7 @@ class _Referee:
         self.want_legal = [False, False]
         self.log_bytes = [0, 0]
         self.t0 = 0.0
+        self.callback_error: _CallerError | None = None
         colours = self.game.colours
         self.record = GameRecord(
             match_id=config.match_id or secrets.token_hex(6),
@@ -161,19 +170,15 @@ class _Referee:
         record.started_at = now_iso()
         self.t0 = trio.current_time()
         outcome: _Outcome | None = None
-        error: Exception | None = None
+        error: BaseException | None = None
         async with trio.open_nursery() as nursery:
             try:
                 outcome = await self._start_bots(nursery)
                 if outcome is None:
-                    try:
-                        outcome = await self._play()
-                    except (RefereeFault, SandboxFault):
-                        raise
-                    except Exception as e:
-                        # a bug in a rules engine or in the referee, never a bot's doing:
-                        # the game must be voided, not scored
-                        raise RefereeFault(f"referee failed in {self.config.game}: {e!r}") from e
+                    outcome = await self._play_guarded()
+                self._finish_record(outcome)
+            except _CallerError as e:
+                error = e.original
             except Exception as e:
                 # re-raised below, outside the nursery, so that callers see the exception
                 # itself (SandboxFault, ArenaError) rather than an ExceptionGroup
@@ -184,8 +189,24 @@ class _Referee:
                 nursery.cancel_scope.cancel()
         if error is not None:
             raise error
-        assert outcome is not None
-        self._finish_record(outcome)
+
+    async def _play_guarded(self) -> _Outcome:
+        try:
+            return await self._play()
+        except (RefereeFault, SandboxFault, _CallerError):
+            raise
+        except Exception as e:
+            # a bug in a rules engine or in the referee, never a bot's doing: the game must
+            # be voided, not scored
+            raise RefereeFault(f"referee failed in {self.config.game}: {e!r}") from e
+
+    def _notify(self, callback: Callable[[Any], None], event: Any) -> None:
+        """Call the caller's observer; its exceptions (a closed stdout...) are the caller's."""
+        try:
+            callback(event)
+        except Exception as e:
+            if self.callback_error is None:
+                self.callback_error = _CallerError(e)
 
     def _finish_record(self, outcome: _Outcome) -> None:
         record = self.record
@@ -395,9 +416,12 @@ class _Referee:
             actions = [e["action"] for e in entries]
             self.last_turn = {"seat": seat, "actions": actions}
             if self.observer is not None:
-                self.observer(
-                    TurnEvent(turn_no, seat, actions, turn_elapsed, clocks.snapshot(), state, entry)
+                event = TurnEvent(
+                    turn_no, seat, actions, turn_elapsed, clocks.snapshot(), state, entry
                 )
+                self._notify(self.observer, event)
+            if self.callback_error is not None:
+                raise self.callback_error
             # a bot that broke protocol while it was not its turn (garbage between turns)
             for other in (1 - seat, seat):
                 ch = self.channels[other]
@@ -477,7 +501,7 @@ class _Referee:
         t = round(arrived - self.t0, 6)
         record.logs.append({"seat": seat, "t": t, "message": message})
         if self.on_log is not None:
-            self.on_log(LogEvent(seat, t, message))
+            self._notify(self.on_log, LogEvent(seat, t, message))
 
     # --- the end -------------------------------------------------------------------------------
     async def _shutdown(self, outcome: _Outcome | None) -> None:

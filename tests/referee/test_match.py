@@ -11,7 +11,14 @@ from conftest import bundled, tbot
 
 from arena.errors import ArenaError
 from arena.games import make_game
-from arena.referee import GameRecord, MatchConfig, TimeControl, load_bot, play_match
+from arena.referee import (
+    GameRecord,
+    MatchConfig,
+    RefereeFault,
+    TimeControl,
+    load_bot,
+    play_match,
+)
 
 FAST = TimeControl(startup=10.0, base=10.0, increment=0.1)
 
@@ -279,6 +286,26 @@ async def test_cancellation_from_outside_kills_the_bots():
             config("wrigglers", tbot("good"), tbot("slow", fail_turn=1), TimeControl(base=60))
         )
     # the autouse fixture checks that both bots are gone
+
+
+async def test_observer_exceptions_reach_the_caller_unchanged():
+    def observer(event):
+        if event.turn == 3:
+            raise BrokenPipeError("stdout closed")
+
+    with pytest.raises(BrokenPipeError):
+        await play_match(config("wrigglers", tbot("good"), tbot("good")), observer)
+
+
+async def test_an_engine_bug_voids_the_game(monkeypatch):
+    state_class = type(make_game("stripes").new_initial_state())
+
+    def broken(self):
+        raise RuntimeError("engine bug")
+
+    monkeypatch.setattr(state_class, "legal_actions", broken)
+    with pytest.raises(RefereeFault, match="engine bug"):
+        await play_match(config("stripes", tbot("good"), tbot("good")))
 
 
 async def test_opening_is_played_and_not_charged():
