@@ -10,7 +10,7 @@ from __future__ import annotations
 import sys
 import time
 from collections.abc import Sequence
-from typing import TextIO
+from typing import Any, TextIO
 
 from arena.tournaments.store import GameRow
 
@@ -82,10 +82,10 @@ def _hms(seconds: float) -> str:
 class LiveProgress(Progress):
     """A rich live display: progress bar, ETA, running games and the current standings."""
 
-    def __init__(self, title: str, top: int = 12) -> None:
+    def __init__(self, title: str, top: int = 12, console: Any = None) -> None:
         from rich.console import Console
 
-        self.console = Console(stderr=False)
+        self.console = console or Console()
         self.title = title
         self.top = top
         self.rows: list[GameRow] = []
