@@ -295,6 +295,16 @@ class StripesState(State):
     def _has_legal(self, seat: int) -> bool:
         return next(self._iter_legal(seat), None) is not None
 
+    def stripe_count(self, seat: int) -> int:
+        """How many stripes `seat` could colour now, whoever is to move (policies use it as
+        mobility; the rules only ever ask for the player to move)."""
+        return sum(1 for _ in self._iter_legal(seat))
+
+    def legal_stripes(self, seat: int) -> list[tuple[int, ...]]:
+        """The stripes `seat` could colour now as cell-index tuples (lowest first), whoever is
+        to move: the same set as `legal_actions` for the player to move, without the names."""
+        return list(self._iter_legal(seat))
+
     def legal_actions(self) -> list[str]:
         if self._result is not None:
             return []
@@ -388,14 +398,32 @@ class StripesState(State):
     def apply(self, action: str) -> None:
         if self._result is not None:
             raise GameOver(action)
-        seat = self._to_move
         text = action.strip().lower() if isinstance(action, str) else ""
         cells = self._parse(action, text)
         assert cells is not None
-        self._check(action, cells, seat)
+        self.apply_stripe(cells, action)
+
+    def apply_stripe(self, cells: tuple[int, ...], action: str | None = None) -> None:
+        """`apply` for a stripe given as cell indices (as `legal_stripes` lists them): the same
+        validation, without the notation round trip, for policies that search."""
+        if self._result is not None:
+            raise GameOver(action or self.geo.stripe_name(cells))
+        seat = self._to_move
+        self._check(action or self.geo.stripe_name(cells), cells, seat)
         self._colour(cells, seat)
         self._turns_played += 1
         self._advance(seat)
+
+    def solo_copy(self, seat: int) -> StripesState:
+        """A copy in which `seat` is to move and the other player counts as stuck, so `seat`
+        keeps every turn: policies use it to count how many stripes a player could still
+        colour alone. Not a position of the real game."""
+        st = self.clone()
+        st._result = None
+        st._to_move = seat
+        st._loser = 1 - seat
+        st._turns_played = 0
+        return st
 
     def _advance(self, seat: int) -> None:
         """Pass the turn on; the first player without a stripe loses, the winner plays on."""
