@@ -111,6 +111,18 @@ def plain_start_stop(bot: str, n: int) -> float:
     return statistics.median(times)
 
 
+def engine_setup(n: int = 20) -> float:
+    """Seconds to create the game and its first position: part of every game's fixed cost."""
+    from arena.games import make_game
+
+    times = []
+    for _ in range(n):
+        t = time.perf_counter()
+        make_game("papagra", {"max_turns": 4}).new_initial_state()
+        times.append(time.perf_counter() - t)
+    return statistics.median(times)
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=4)
@@ -145,6 +157,10 @@ def main() -> int:
     print(
         f"per game at concurrency 1: fixed cost {1000 * fixed:.1f} ms + {1000 * per_turn:.2f} ms "
         f"per turn (least squares over {len(best[1][1].games)} games)"
+    )
+    print(
+        f"  of which the rules engine's setup (make_game + first position): "
+        f"{1000 * engine_setup():.1f} ms"
     )
     print(f"plain start + stop of the same two bot processes: {1000 * baseline:.1f} ms")
     print(
