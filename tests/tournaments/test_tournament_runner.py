@@ -4,16 +4,18 @@ from __future__ import annotations
 
 import os
 import signal
+import sys
 from pathlib import Path
 from typing import Any
 
 import pytest
 import trio
-from tournament_helpers import BOTS, write_config
+from tournament_helpers import BOTS, REPO, write_config
 
 from arena.sandbox import SandboxFault
 from arena.tournaments.config import load_config
 from arena.tournaments.progress import Progress
+from arena.tournaments.report import build_report
 from arena.tournaments.runner import run_tournament
 from arena.tournaments.store import GameRow, Store, StoreError
 
@@ -170,3 +172,43 @@ async def test_a_dead_worker_voids_its_game_which_is_replayed(tmp_path: Path) ->
         assert voids and all("WorkerDied" in v["reason"] for v in voids)
         assert s.count_games() == 4
         assert {r.attempt for r in s.games()} >= {2}
+
+
+@pytest.mark.slow
+async def test_forfeits_by_kind_from_real_misbehaving_bots(tmp_path: Path) -> None:
+    testbot = REPO / "tests" / "referee" / "bots" / "testbot.py"
+    bad = {"crasher": "crash", "illegal": "illegal", "talker": "unknown_type", "sleeper": "late"}
+    bots = ", ".join(
+        f'{{ command = "{sys.executable} {testbot} {mode}", name = "{name}" }}'
+        for name, mode in bad.items()
+    )
+    text = f"""
+seed = 3
+concurrency = 2
+bots = ["{BOTS / "random-c"}", {bots}]
+games = ["wrigglers"]
+time_control = {{ move_time = 0.3, startup = 30.0 }}
+"""
+    cfg = load_config(write_config(tmp_path, text, "forfeits.toml"))
+    outcome = await run_tournament(cfg)
+    assert outcome.status == "complete" and outcome.played == 20
+    with Store(cfg.results) as s:
+        rep = build_report(s)
+    st = {row["bot"]: row for row in rep["standings"]}
+    assert st["random-c"]["points"] == 8 and not any(st["random-c"]["forfeits"].values())
+    # a misbehaving bot forfeits against random-c and whenever it moves first against another
+    for name, kind in (
+        ("crasher", "crash"),
+        ("illegal", "illegal"),
+        ("talker", "protocol"),
+        ("sleeper", "time"),
+    ):
+        assert st[name]["games"] == 8
+        assert st[name]["forfeits"][kind] == 5, (name, st[name])
+        assert sum(st[name]["forfeits"].values()) == 5
+    assert rep["reasons"] == {
+        "crash": 5,
+        "illegal_action": 5,
+        "protocol_error": 5,
+        "time_forfeit": 5,
+    }
