@@ -1,19 +1,39 @@
-"""The `process` isolation mode: the bot as a local child process in its own session.
+"""The `process` isolation mode: the bot as a local child process, contained as far as the
+machine allows.
 
-Basic version: own session and process group, scrubbed environment, own working directory,
-stdin/stdout as trio streams, stderr drained into a bounded ring buffer, exit watching, and a
-kill that ends the whole process group. Hardening (cgroups, namespaces, rlimits, unprivileged
-user) is layered on top in later revisions without changing this interface.
+Layers, each used when the machine gives it (`ProcessLauncher.describe()` says which):
+- its own session and process group, a scrubbed environment, its own working directory and a
+  fresh private temporary directory, stdin/stdout as trio streams, stderr drained into a
+  bounded ring buffer;
+- rlimits (CPU seconds, file size, open files, no core dumps; memory and processes when no
+  cgroup can do it), set with prlimit on the not-yet-released child;
+- a per-bot cgroup (v2 or v1) for the memory limit, the pids limit, OOM detection and a kill
+  of the whole tree, `setsid` children included;
+- when the arena runs as root: a unique unprivileged uid per running bot (so a bot can signal
+  neither the referee, nor its opponent, nor write the arena's files, and every process it
+  leaves behind can be found by uid), no capabilities and no_new_privs (via `setpriv`);
+- no network: a new, empty network namespace (via `unshare --net`) unless Limits.network.
+
+The child is started through a tiny `sh` gate that blocks reading one line from its stdin
+until the launcher has put it into its cgroup and set its limits, so the bot cannot fork
+before it is contained. (`read` in sh consumes a pipe byte by byte up to the newline, so the
+protocol bytes that follow are left for the bot.)
 """
 
 from __future__ import annotations
 
 import contextlib
+import fcntl
+import functools
 import os
+import resource
+import secrets
 import shutil
 import signal
+import stat
 import subprocess
 import tempfile
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import trio
@@ -26,9 +46,15 @@ from arena.sandbox.base import (
     LaunchSpec,
     SandboxFault,
 )
+from arena.sandbox.cgroups import BotCgroup, CgroupSystem
 
 #: PATH given to bots: enough to find interpreters, nothing of the arena's own environment.
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+#: unprivileged uids handed out to bots when the arena runs as root (one per running bot)
+DEFAULT_UID_BASE = 70000
+DEFAULT_UID_COUNT = 1000
+#: how long aclose waits for a killed tree to disappear before giving up on its cgroup
+CLEANUP_SECONDS = 3.0
 
 
 class StderrRing:
@@ -71,19 +97,165 @@ def scrubbed_env(spec: LaunchSpec, workdir: Path, tmpdir: Path) -> dict[str, str
     return env
 
 
+# -- machine capabilities (probed once per process: facts about the machine, not state) -----
+
+
+@dataclass(frozen=True)
+class Capabilities:
+    """What this machine lets the process launcher do."""
+
+    root: bool
+    setpriv: str | None  # path of setpriv when we can switch to an unprivileged uid
+    unshare_net: str | None  # path of unshare when `unshare --net` works here
+    cgroups: CgroupSystem = field(default_factory=CgroupSystem)
+
+    def describe(self) -> str:
+        return "; ".join(
+            [
+                f"cgroups: {self.cgroups.describe()}",
+                "unique unprivileged uid per bot"
+                if self.setpriv
+                else "bots run as the arena's own user",
+                "no network (network namespace)"
+                if self.unshare_net
+                else "network NOT isolated (no network namespace)",
+            ]
+        )
+
+
+@functools.cache
+def capabilities() -> Capabilities:
+    root = os.geteuid() == 0
+    setpriv = shutil.which("setpriv") if root else None
+    unshare = shutil.which("unshare")
+    unshare_net = None
+    if unshare is not None and not os.environ.get("ARENA_NO_NETNS"):
+        with contextlib.suppress(OSError, subprocess.SubprocessError):
+            r = subprocess.run(
+                [unshare, "--net", "--", "true"],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                timeout=10,
+                check=False,
+            )
+            if r.returncode == 0:
+                unshare_net = unshare
+    return Capabilities(root, setpriv, unshare_net, CgroupSystem.detect())
+
+
+# -- unique uids -----------------------------------------------------------------------------
+
+
+class UidLease:
+    """An unprivileged uid held exclusively (flock on a lock file) while one bot runs.
+
+    The lock is released by the kernel if the arena dies, so there are no stale claims, and
+    it works across arena processes running on the same machine.
+    """
+
+    def __init__(self, uid: int, fd: int) -> None:
+        self.uid = uid
+        self._fd: int | None = fd
+
+    @classmethod
+    def acquire(cls, base: int, count: int) -> UidLease:
+        lockdir = Path(tempfile.gettempdir()) / "arena-sandbox-uids"
+        lockdir.mkdir(mode=0o700, exist_ok=True)
+        start = secrets.randbelow(count)
+        for i in range(count):
+            uid = base + (start + i) % count
+            fd = os.open(lockdir / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+            except BlockingIOError:
+                os.close(fd)
+                continue
+            if processes_of_uid(uid):
+                # a previous holder's leftovers (arena crashed): do not share a uid with them
+                fcntl.flock(fd, fcntl.LOCK_UN)
+                os.close(fd)
+                continue
+            return cls(uid, fd)
+        raise SandboxFault(f"all {count} sandbox uids from {base} are in use")
+
+    def release(self) -> None:
+        if self._fd is not None:
+            os.close(self._fd)
+            self._fd = None
+
+
+def processes_of_uid(uid: int) -> list[int]:
+    """Pids whose real or effective uid is `uid` (a /proc scan: a bot's leftovers by owner)."""
+    found = []
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/status", "rb") as f:
+                for line in f:
+                    if line.startswith(b"Uid:"):
+                        ids = line.split()[1:3]
+                        if str(uid).encode() in ids:
+                            found.append(int(entry.name))
+                        break
+        except OSError:
+            continue
+    return found
+
+
+def kill_uid(uid: int, rounds: int = 50) -> None:
+    """SIGKILL everything owned by a bot's uid, repeatedly: a fork bomb refills the table."""
+    for _ in range(rounds):
+        pids = processes_of_uid(uid)
+        if not pids:
+            return
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+
+
+def reachable_by(path: Path, uid: int, gid: int) -> bool:
+    """Can `uid` traverse to `path` and list it? (Mode bits only; enough for the usual cases.)"""
+    path = path.resolve()
+    for p in [*reversed(path.parents), path]:
+        try:
+            st = p.stat()
+        except OSError:
+            return False
+        need = stat.S_IXOTH | (stat.S_IROTH if p == path else 0)
+        if st.st_uid == uid:
+            need <<= 6
+        elif st.st_gid == gid:
+            need <<= 3
+        if st.st_mode & need != need:
+            return False
+    return True
+
+
+# -- the running bot -------------------------------------------------------------------------
+
+
 class ProcessBot(BotProcess):
-    """One bot running as a local process group."""
+    """One bot running as a local process tree."""
 
     def __init__(
         self,
         spec: LaunchSpec,
         proc: trio.Process,
         scratch: Path,
+        cgroup: BotCgroup | None,
+        lease: UidLease | None,
+        notes: tuple[str, ...],
     ) -> None:
         self.spec = spec
         self._proc = proc
         self.pid = proc.pid
         self._scratch = scratch
+        self._cgroup = cgroup
+        self._lease = lease
+        #: how this bot is contained (for records and debugging)
+        self.notes = notes
         assert proc.stdin is not None and proc.stdout is not None
         self.stdin = proc.stdin
         self.stdout = proc.stdout
@@ -93,6 +265,19 @@ class ProcessBot(BotProcess):
         self._exit: ExitInfo | None = None
         self._killed = False
         self._closed = False
+
+    @property
+    def uid(self) -> int | None:
+        return self._lease.uid if self._lease is not None else None
+
+    def processes(self) -> set[int]:
+        """Every live process of this bot that we can find (cgroup members, uid owners)."""
+        found: set[int] = set()
+        if self._cgroup is not None:
+            found |= self._cgroup.pids()
+        if self._lease is not None:
+            found |= set(processes_of_uid(self._lease.uid))
+        return found
 
     # -- tasks run in the caller's nursery ------------------------------------------------
 
@@ -109,8 +294,6 @@ class ProcessBot(BotProcess):
             pass
         finally:
             self._stderr_done.set()
-            with contextlib.suppress(Exception):
-                await stream.aclose()
 
     async def _watch_exit(self) -> None:
         await self._reap()
@@ -121,13 +304,15 @@ class ProcessBot(BotProcess):
         if self._exit is None:
             # The bot's lifetime is its main process: anything it left behind goes with it,
             # so an orphan cannot keep stdout open and hide the exit from the referee.
-            self._kill_group()
+            self._kill_tree()
+            oom = self._cgroup is not None and self._cgroup.memory_exceeded()
             if returncode < 0:
-                info = ExitInfo(None, -returncode, killed_by_arena=self._killed)
+                info = ExitInfo(None, -returncode, oom, killed_by_arena=self._killed)
             else:
-                info = ExitInfo(returncode, None, killed_by_arena=self._killed)
+                info = ExitInfo(returncode, None, oom, killed_by_arena=self._killed)
             self._exit = info
             self._exited.set()
+        assert self._exit is not None
         return self._exit
 
     # -- BotProcess ------------------------------------------------------------------------
@@ -141,14 +326,18 @@ class ProcessBot(BotProcess):
     def exit_info(self) -> ExitInfo | None:
         return self._exit
 
-    def _kill_group(self) -> None:
+    def _kill_tree(self) -> None:
         with contextlib.suppress(ProcessLookupError, PermissionError):
             os.killpg(self.pid, signal.SIGKILL)
+        if self._cgroup is not None:
+            self._cgroup.kill()
+        elif self._lease is not None:
+            kill_uid(self._lease.uid)
 
     async def kill(self) -> None:
         if self._exit is None and self._proc.returncode is None:
             self._killed = True
-        self._kill_group()
+        self._kill_tree()
         with contextlib.suppress(ProcessLookupError):
             self._proc.kill()
 
@@ -168,40 +357,171 @@ class ProcessBot(BotProcess):
             if self._proc.stderr is not None:
                 with contextlib.suppress(Exception):
                     await self._proc.stderr.aclose()
-            await trio.to_thread.run_sync(lambda: shutil.rmtree(self._scratch, ignore_errors=True))
+            await self._cleanup()
+
+    async def _cleanup(self) -> None:
+        """Wait (bounded) until the tree is gone, then free cgroup, uid and scratch dir."""
+        with trio.move_on_after(CLEANUP_SECONDS):
+            while True:
+                self._kill_tree()
+                if self._lease is not None:
+                    await trio.to_thread.run_sync(kill_uid, self._lease.uid)
+                if self._cgroup is None or self._cgroup.remove():
+                    break
+                await trio.sleep(0.02)
+        # a uid whose processes survived stays locked until the arena exits, never reused
+        if self._lease is not None and not processes_of_uid(self._lease.uid):
+            self._lease.release()
+        await trio.to_thread.run_sync(lambda: shutil.rmtree(self._scratch, ignore_errors=True))
+
+
+# -- the launcher ----------------------------------------------------------------------------
 
 
 class ProcessLauncher(Launcher):
-    """Starts bots as local child processes, each in its own session and process group."""
+    """Starts bots as local child processes, contained as well as the machine allows."""
+
+    def __init__(
+        self, uid_base: int = DEFAULT_UID_BASE, uid_count: int = DEFAULT_UID_COUNT
+    ) -> None:
+        self.uid_base = uid_base
+        self.uid_count = uid_count
+
+    @staticmethod
+    def describe() -> str:
+        """One line naming the containment this machine gives (for logs and docs)."""
+        return capabilities().describe()
 
     async def start(self, spec: LaunchSpec, nursery: trio.Nursery) -> BotProcess:
         if not spec.command:
             raise LaunchError(f"bot {spec.name}: empty command")
-        scratch = Path(tempfile.mkdtemp(prefix="arena-bot-"))
-        workdir = Path(spec.workdir) if spec.workdir is not None else scratch
-        if not workdir.is_dir():
-            shutil.rmtree(scratch, ignore_errors=True)
+        caps = await trio.to_thread.run_sync(capabilities)
+        workdir = Path(spec.workdir) if spec.workdir is not None else None
+        if workdir is not None and not workdir.is_dir():
             raise LaunchError(f"bot {spec.name}: working directory {workdir} does not exist")
-        env = scrubbed_env(spec, workdir, scratch)
+        _check_executable(spec, workdir)
+        notes: list[str] = []
+        lease = None
+        if caps.setpriv is not None:
+            lease = UidLease.acquire(self.uid_base, self.uid_count)
+            if workdir is not None and not reachable_by(workdir, lease.uid, lease.uid):
+                notes.append(f"{workdir} is not reachable by an unprivileged uid: running as root")
+                lease.release()
+                lease = None
+        scratch = Path(tempfile.mkdtemp(prefix="arena-bot-"))
+        cgroup = None
+        proc = None
         try:
+            if lease is not None:
+                os.chown(scratch, lease.uid, lease.uid)
+            cwd = workdir if workdir is not None else scratch
+            limits = spec.limits
+            if caps.cgroups.usable:
+                try:
+                    cgroup = BotCgroup.create(
+                        caps.cgroups, limits.memory_mb * 1024 * 1024, limits.processes
+                    )
+                except OSError as exc:
+                    notes.append(f"no cgroup: {exc}")
+            argv = ["/bin/sh", "-c", GATE_SCRIPT, "arena-gate"]
+            if not limits.network:
+                if caps.unshare_net:
+                    argv += [caps.unshare_net, "--net", "--"]
+                else:
+                    notes.append("network not isolated")
+            if lease is not None and caps.setpriv is not None:
+                argv += [
+                    caps.setpriv,
+                    f"--reuid={lease.uid}",
+                    f"--regid={lease.uid}",
+                    "--clear-groups",
+                    "--no-new-privs",
+                    "--inh-caps=-all",
+                    "--bounding-set=-all",
+                    "--",
+                ]
+            argv += list(spec.command)
             proc = await trio.lowlevel.open_process(
-                list(spec.command),
+                argv,
                 stdin=subprocess.PIPE,
                 stdout=subprocess.PIPE,
                 stderr=subprocess.PIPE,
-                cwd=str(workdir),
-                env=env,
+                cwd=str(cwd),
+                env=scrubbed_env(spec, cwd, scratch),
                 start_new_session=True,
                 close_fds=True,
             )
-        except (FileNotFoundError, PermissionError, NotADirectoryError, OSError) as exc:
+            _set_rlimits(
+                proc.pid,
+                spec,
+                memory_by_cgroup=bool(cgroup and "memory" in cgroup.dirs),
+                nproc=lease is not None,
+            )
+            if spec.cpu_affinity:
+                os.sched_setaffinity(proc.pid, spec.cpu_affinity)
+            if cgroup is not None:
+                cgroup.add(proc.pid)
+            assert proc.stdin is not None
+            await proc.stdin.send_all(b"\n")
+        except BaseException as exc:
+            if proc is not None:
+                with contextlib.suppress(ProcessLookupError):
+                    proc.kill()
+                with trio.CancelScope(shield=True):
+                    await proc.wait()
+            if cgroup is not None:
+                cgroup.kill()
+                cgroup.remove()
+            if lease is not None:
+                lease.release()
             shutil.rmtree(scratch, ignore_errors=True)
-            if isinstance(exc, FileNotFoundError | PermissionError | NotADirectoryError):
-                raise LaunchError(
-                    f"bot {spec.name}: cannot start {spec.command[0]}: {exc}"
-                ) from exc
-            raise SandboxFault(f"bot {spec.name}: cannot spawn: {exc}") from exc
-        bot = ProcessBot(spec, proc, scratch)
+            if isinstance(exc, OSError | trio.BrokenResourceError):
+                raise SandboxFault(f"bot {spec.name}: cannot start the sandbox: {exc}") from exc
+            raise
+        bot = ProcessBot(spec, proc, scratch, cgroup, lease, tuple(notes))
         nursery.start_soon(bot._drain_stderr)
         nursery.start_soon(bot._watch_exit)
         return bot
+
+
+#: block until the launcher has contained us, then become the bot (exec keeps the pid)
+GATE_SCRIPT = 'read -r _ || exit 111; exec "$@"'
+
+
+def _check_executable(spec: LaunchSpec, workdir: Path | None) -> None:
+    """A missing program is the bot's fault, reported before anything is started."""
+    prog = spec.command[0]
+    if "/" in prog:
+        path = Path(prog)
+        if not path.is_absolute():
+            if workdir is None:
+                raise LaunchError(f"bot {spec.name}: relative command {prog} needs a workdir")
+            path = workdir / path
+        if not path.is_file():
+            raise LaunchError(f"bot {spec.name}: cannot start {prog}: no such file")
+        if not os.access(path, os.X_OK):
+            raise LaunchError(f"bot {spec.name}: cannot start {prog}: not executable")
+    elif shutil.which(prog, path=spec.env.get("PATH", DEFAULT_PATH)) is None:
+        raise LaunchError(f"bot {spec.name}: cannot start {prog}: not found in PATH")
+
+
+def _set_rlimits(pid: int, spec: LaunchSpec, memory_by_cgroup: bool, nproc: bool) -> None:
+    """Kernel-enforced limits on the gated child, inherited by everything it starts."""
+    limits = spec.limits
+    mib = 1024 * 1024
+    todo = [
+        (resource.RLIMIT_CORE, 0),
+        (resource.RLIMIT_FSIZE, limits.file_size_mb * mib),
+        (resource.RLIMIT_NOFILE, limits.open_files),
+    ]
+    if limits.cpu_seconds is not None:
+        todo.append((resource.RLIMIT_CPU, (limits.cpu_seconds, limits.cpu_seconds + 1)))
+    if not memory_by_cgroup:
+        # not RLIMIT_AS: runtimes such as V8 reserve far more address space than they use
+        todo.append((resource.RLIMIT_DATA, limits.memory_mb * mib))
+    if nproc:
+        # per uid, so only meaningful (and harmless to others) with a uid of the bot's own
+        todo.append((resource.RLIMIT_NPROC, limits.processes))
+    for res, value in todo:
+        soft, hard = value if isinstance(value, tuple) else (value, value)
+        resource.prlimit(pid, res, (soft, hard))

@@ -70,18 +70,15 @@ async def test_stderr_tail_is_bounded():
 
 
 async def test_kill_ends_the_whole_group_and_reports_it():
-    code = (
-        "import os, subprocess, sys, time\n"
-        "child = subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(60)'])\n"
-        "print(child.pid, flush=True)\n"
-        "time.sleep(60)\n"
-    )
+    # the child leaves the process group (setsid) and must still be killed
+    script = "setsid sleep 60 & echo $!; sleep 60"
     async with trio.open_nursery() as nursery:
-        bot = await launcher_for("process").start(LaunchSpec("sleeper", py(code)), nursery)
+        bot = await launcher_for("process").start(
+            LaunchSpec("sleeper", ("sh", "-c", script)), nursery
+        )
         async with bot:
-            line = b""
-            while not line.endswith(b"\n"):
-                line += await bot.stdout.receive_some(100)
+            line = await bot.stdout.receive_some(100)
+            assert line.endswith(b"\n"), bot.stderr_tail()
             child = int(line)
             await bot.kill()
             info = await bot.wait()

@@ -1,0 +1,258 @@
+"""Per-bot control groups: count, limit and kill a bot's whole process tree.
+
+A process group is not enough to contain a hostile bot: a child that calls `setsid` leaves it,
+and `RLIMIT_NPROC` is per user, not per bot. A cgroup follows every descendant whatever it
+does, so it is what limits the number of processes and the memory of the tree, tells us that
+the memory limit was hit, and kills the tree at the end.
+
+Machines differ: pure cgroup v2 (controllers in /sys/fs/cgroup), the hybrid layout (v1
+controllers in /sys/fs/cgroup/<controller>, an empty v2 tree in /sys/fs/cgroup/unified), or
+no writable cgroup at all (unprivileged, some containers). `CgroupSystem.detect()` finds what
+the machine gives and `BotCgroup` uses whichever parts exist; the process launcher falls back
+to rlimits and a kill by user id when nothing can be created.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import errno
+import os
+import secrets
+import signal
+from dataclasses import dataclass, field
+from pathlib import Path
+
+CGROUP_ROOT = Path("/sys/fs/cgroup")
+
+
+def _own_paths() -> dict[str, str]:
+    """This process's cgroup path per hierarchy: controller name (or "" for v2) -> path."""
+    paths: dict[str, str] = {}
+    with contextlib.suppress(OSError):
+        for line in Path("/proc/self/cgroup").read_text().splitlines():
+            parts = line.split(":", 2)
+            if len(parts) != 3:
+                continue
+            _, controllers, path = parts
+            if controllers == "":
+                paths[""] = path
+            for c in controllers.split(","):
+                if c:
+                    paths[c] = path
+    return paths
+
+
+def _writable_dir(path: Path) -> bool:
+    return path.is_dir() and os.access(path, os.W_OK)
+
+
+@dataclass(frozen=True)
+class CgroupSystem:
+    """Where this process may create per-bot cgroups, per feature (None = not available).
+
+    `v2` is a v2 directory (pure v2 or the hybrid's unified tree) giving membership and
+    `cgroup.kill`; `memory`/`pids`/`freezer` are the directories whose files set each limit,
+    and `memory_v2`/`pids_v2` say whether they use v2 file names.
+    """
+
+    v2: Path | None = None
+    memory: Path | None = None
+    memory_v2: bool = False
+    pids: Path | None = None
+    pids_v2: bool = False
+    freezer: Path | None = None
+    notes: tuple[str, ...] = field(default=())
+
+    @property
+    def usable(self) -> bool:
+        return any(p is not None for p in (self.v2, self.memory, self.pids, self.freezer))
+
+    def describe(self) -> str:
+        parts = []
+        if self.v2 is not None:
+            parts.append("cgroup v2 membership/kill")
+        if self.memory is not None:
+            parts.append(f"memory ({'v2' if self.memory_v2 else 'v1'})")
+        if self.pids is not None:
+            parts.append(f"pids ({'v2' if self.pids_v2 else 'v1'})")
+        if self.freezer is not None:
+            parts.append("freezer (v1)")
+        return ", ".join(parts) if parts else "no cgroup (" + "; ".join(self.notes) + ")"
+
+    @classmethod
+    def detect(cls, root: Path = CGROUP_ROOT) -> CgroupSystem:
+        """Probe the machine: which cgroup directories can we create children in?"""
+        if os.environ.get("ARENA_NO_CGROUP"):
+            return cls(notes=("disabled by ARENA_NO_CGROUP",))
+        own = _own_paths()
+        notes: list[str] = []
+        v2 = memory = pids = freezer = None
+        memory_v2 = pids_v2 = False
+        # pure v2: the root is itself a cgroup2 mount with cgroup.controllers
+        if (root / "cgroup.controllers").exists():
+            base = root / own.get("", "/").lstrip("/")
+            if _writable_dir(base):
+                v2 = base
+                controllers = set(_read(base / "cgroup.controllers").split())
+                enabled = set(_read(base / "cgroup.subtree_control").split())
+                for c in ("memory", "pids"):
+                    if c in controllers and c not in enabled:
+                        try:
+                            (base / "cgroup.subtree_control").write_text(f"+{c}")
+                            enabled.add(c)
+                        except OSError as exc:
+                            notes.append(f"cannot enable {c} controller: {exc.strerror}")
+                if "memory" in enabled:
+                    memory, memory_v2 = base, True
+                if "pids" in enabled:
+                    pids, pids_v2 = base, True
+            else:
+                notes.append(f"{base} is not writable")
+        else:
+            unified = root / "unified"
+            if (unified / "cgroup.controllers").exists():
+                base = unified / own.get("", "/").lstrip("/")
+                if _writable_dir(base):
+                    v2 = base
+            for name in ("memory", "pids", "freezer"):
+                d = root / name / own.get(name, "/").lstrip("/")
+                if _writable_dir(d):
+                    if name == "memory":
+                        memory = d
+                    elif name == "pids":
+                        pids = d
+                    else:
+                        freezer = d
+                elif (root / name).is_dir():
+                    notes.append(f"{d} is not writable")
+            if not (root / "memory").is_dir() and v2 is None:
+                notes.append(f"no cgroup hierarchy under {root}")
+        return cls(v2, memory, memory_v2, pids, pids_v2, freezer, tuple(notes))
+
+
+def _read(path: Path) -> str:
+    try:
+        return path.read_text()
+    except OSError:
+        return ""
+
+
+@dataclass
+class BotCgroup:
+    """The cgroup(s) of one bot: one directory per hierarchy the machine gives us.
+
+    Blocking file I/O on a pseudo-filesystem; each call is microseconds, so the launcher
+    calls these directly rather than through a thread.
+    """
+
+    system: CgroupSystem
+    dirs: dict[str, Path] = field(default_factory=dict)
+
+    @classmethod
+    def create(cls, system: CgroupSystem, memory_bytes: int, pids_max: int) -> BotCgroup:
+        """Make the directories and set the limits; raises OSError on failure."""
+        name = f"arena-{os.getpid()}-{secrets.token_hex(4)}"
+        cg = cls(system)
+        try:
+            parents = {
+                "v2": system.v2,
+                "memory": system.memory,
+                "pids": system.pids,
+                "freezer": system.freezer,
+            }
+            for key, parent in parents.items():
+                if parent is None:
+                    continue
+                d = parent / name
+                if d not in cg.dirs.values():
+                    d.mkdir()
+                cg.dirs[key] = d
+            if system.memory is not None:
+                d = cg.dirs["memory"]
+                if system.memory_v2:
+                    (d / "memory.max").write_text(str(memory_bytes))
+                    with contextlib.suppress(OSError):
+                        (d / "memory.swap.max").write_text("0")
+                else:
+                    (d / "memory.limit_in_bytes").write_text(str(memory_bytes))
+                    with contextlib.suppress(OSError):
+                        (d / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
+            if system.pids is not None:
+                (cg.dirs["pids"] / "pids.max").write_text(str(pids_max))
+        except OSError:
+            cg.remove()
+            raise
+        return cg
+
+    def add(self, pid: int) -> None:
+        """Move a (not yet running) process into every hierarchy."""
+        for d in set(self.dirs.values()):
+            (d / "cgroup.procs").write_text(str(pid))
+
+    def pids(self) -> set[int]:
+        found: set[int] = set()
+        for d in set(self.dirs.values()):
+            for line in _read(d / "cgroup.procs").split():
+                with contextlib.suppress(ValueError):
+                    found.add(int(line))
+        return found
+
+    def memory_exceeded(self) -> bool:
+        """Did the kernel OOM-kill something in this cgroup (or refuse it memory)?"""
+        d = self.dirs.get("memory")
+        if d is None:
+            return False
+        if self.system.memory_v2:
+            return _kv(_read(d / "memory.events")).get("oom_kill", 0) > 0
+        return _kv(_read(d / "memory.oom_control")).get("oom_kill", 0) > 0
+
+    def kill(self) -> None:
+        """SIGKILL every process in the cgroup, fork bombs included."""
+        v2 = self.dirs.get("v2")
+        if v2 is not None and (v2 / "cgroup.kill").exists():
+            with contextlib.suppress(OSError):
+                (v2 / "cgroup.kill").write_text("1")
+                return
+        freezer = self.dirs.get("freezer")
+        if freezer is not None:
+            # frozen processes cannot fork, so one pass over cgroup.procs gets them all
+            with contextlib.suppress(OSError):
+                (freezer / "freezer.state").write_text("FROZEN")
+            self._kill_listed()
+            with contextlib.suppress(OSError):
+                (freezer / "freezer.state").write_text("THAWED")
+            return
+        for _ in range(100):
+            if not self._kill_listed():
+                break
+
+    def _kill_listed(self) -> bool:
+        pids = self.pids()
+        for pid in pids:
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.kill(pid, signal.SIGKILL)
+        return bool(pids)
+
+    def remove(self) -> bool:
+        """Remove the directories; False if some still hold processes (try again later)."""
+        ok = True
+        for d in set(self.dirs.values()):
+            try:
+                d.rmdir()
+            except FileNotFoundError:
+                pass
+            except OSError as exc:
+                if exc.errno in (errno.EBUSY, errno.ENOTEMPTY):
+                    ok = False
+                else:
+                    raise
+        return ok
+
+
+def _kv(text: str) -> dict[str, int]:
+    out: dict[str, int] = {}
+    for line in text.splitlines():
+        parts = line.split()
+        if len(parts) == 2 and parts[1].isdigit():
+            out[parts[0]] = int(parts[1])
+    return out
