@@ -223,7 +223,10 @@ def reachable_by(path: Path, uid: int, gid: int) -> bool:
             st = p.stat()
         except OSError:
             return False
-        need = stat.S_IXOTH | (stat.S_IROTH if p == path else 0)
+        if p == path and not p.is_dir():
+            need = stat.S_IROTH
+        else:
+            need = stat.S_IXOTH | (stat.S_IROTH if p == path else 0)
         if st.st_uid == uid:
             need <<= 6
         elif st.st_gid == gid:
@@ -404,8 +407,11 @@ class ProcessLauncher(Launcher):
         lease = None
         if caps.setpriv is not None:
             lease = UidLease.acquire(self.uid_base, self.uid_count)
-            if workdir is not None and not reachable_by(workdir, lease.uid, lease.uid):
-                notes.append(f"{workdir} is not reachable by an unprivileged uid: running as root")
+            blocked = _unreachable_paths(spec, workdir, lease.uid)
+            if blocked:
+                # e.g. a bot under /root or a 0700 pytest tmp dir: run it with the arena's
+                # own uid rather than fail, and say so (docs/security.md)
+                notes.append(f"{blocked[0]} is not reachable by an unprivileged uid")
                 lease.release()
                 lease = None
         scratch = Path(tempfile.mkdtemp(prefix="arena-bot-"))
@@ -486,6 +492,18 @@ class ProcessLauncher(Launcher):
 
 #: block until the launcher has contained us, then become the bot (exec keeps the pid)
 GATE_SCRIPT = 'read -r _ || exit 111; exec "$@"'
+
+
+def _unreachable_paths(spec: LaunchSpec, workdir: Path | None, uid: int) -> list[Path]:
+    """The bot's own files (workdir, command words naming existing files except the program
+    itself, which setpriv execs with its capabilities) that `uid` could not reach."""
+    paths = [workdir] if workdir is not None else []
+    for word in spec.command[1:]:
+        if "/" in word and not word.startswith("-"):
+            p = Path(word) if Path(word).is_absolute() or workdir is None else workdir / word
+            if p.exists():
+                paths.append(p)
+    return [p for p in paths if not reachable_by(p, uid, uid)]
 
 
 def _check_executable(spec: LaunchSpec, workdir: Path | None) -> None:
