@@ -495,9 +495,20 @@ GATE_SCRIPT = 'read -r _ || exit 111; exec "$@"'
 
 
 def _unreachable_paths(spec: LaunchSpec, workdir: Path | None, uid: int) -> list[Path]:
-    """The bot's own files (workdir, command words naming existing files except the program
-    itself, which setpriv execs with its capabilities) that `uid` could not reach."""
+    """The bot's own files (workdir, program, command words naming existing files) that `uid`
+    could not reach. The program counts although setpriv could exec it anyway: an interpreter
+    under /root (pyenv) would start but could not read its own library as another uid."""
     paths = [workdir] if workdir is not None else []
+    prog = spec.command[0]
+    if "/" in prog:
+        exe: Path | None = (
+            Path(prog) if Path(prog).is_absolute() or workdir is None else (workdir / prog)
+        )
+    else:
+        found = shutil.which(prog, path=spec.env.get("PATH", DEFAULT_PATH))
+        exe = Path(found) if found else None
+    if exe is not None and exe.exists():
+        paths += [exe, exe.resolve()]
     for word in spec.command[1:]:
         if "/" in word and not word.startswith("-"):
             p = Path(word) if Path(word).is_absolute() or workdir is None else workdir / word
