@@ -535,7 +535,7 @@ class StripesState(State):
         )
 
     def key(self) -> Any:
-        return (bytes(self._owner), self._to_move, self._loser)
+        return (bytes(self._owner), self.current_player(), self._loser)
 
     def clone(self) -> StripesState:
         st = StripesState(self.game, _blank=True)
