@@ -39,13 +39,15 @@ CATALOGUE: dict[str, tuple[set[str], set[str]]] = {
     "oversize": ({"protocol_error"}, {"protocol_error"}),
     "flood_stdout": ({"time_forfeit"}, {"time_forfeit"}),
     "flood_stderr": ({"time_forfeit"}, {"time_forfeit"}),
-    "fork_bomb": ({"time_forfeit"}, {"time_forfeit"}),
+    # 32 processes of kernel memory may also hit the 64 MiB limit first
+    "fork_bomb": ({"time_forfeit", "memory_limit"}, {"time_forfeit", "memory_limit"}),
     "memory_hog": ({"memory_limit"}, {"memory_limit"}),
     "network": ({"crash"}, {"crash"}),
     "write_outside": ({"crash"}, {"crash"}),
     "sigstop_parent": ({"crash"}, {"crash"}),
     "fake_stderr": ({"time_forfeit"}, {"time_forfeit"}),
     "orphan": ({"crash"}, {"crash"}),
+    "kill_opponent": ({"crash"}, {"crash"}),
 }
 
 ISOLATIONS = [
@@ -70,7 +72,8 @@ async def test_hostile_bot_loses_cleanly(mode, isolation, request, hostile_dir, 
     if isolation == "docker":
         request.getfixturevalue("hostile_image")
     caps = capabilities()
-    if isolation == "process" and mode in ("sigstop_parent", "write_outside") and not caps.setpriv:
+    needs_uid = ("sigstop_parent", "write_outside", "kill_opponent")
+    if isolation == "process" and mode in needs_uid and not caps.setpriv:
         pytest.skip("process mode contains this only with an unprivileged uid (arena as root)")
     if isolation == "process" and mode == "memory_hog" and caps.cgroups.memory is None:
         CATALOGUE[mode][0].add("crash")  # no memory cgroup: rlimit, the bot dies of ENOMEM
@@ -136,5 +139,9 @@ async def test_hostile_bot_loses_cleanly(mode, isolation, request, hostile_dir, 
         assert victim_dir is not None
         assert not (victim_dir / "pwned").exists(), "the bot wrote outside its directory"
         victim_dir.rmdir()
+    if mode == "kill_opponent":
+        assert "killed 0" in record.stderr[hostile_seat], record.stderr
+        if isolation == "process":  # it saw its opponent and could not touch it
+            assert "found 0" not in record.stderr[hostile_seat], record.stderr
     if mode == "fake_stderr":
         assert result["reason"] == "time_forfeit"

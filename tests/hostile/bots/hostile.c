@@ -9,6 +9,7 @@
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <netinet/in.h>
@@ -121,7 +122,39 @@ static void write_outside(void) {
     exit(3);
 }
 
+static void kill_opponent(const char *token) {
+    /* find every process whose argv is "... good TOKEN" and SIGKILL it: a bot attacking the
+       other bot directly. Distinct uids (process mode) or pid namespaces (docker) stop it. */
+    char path[64], buf[4096];
+    int hits = 0, killed = 0;
+    DIR *proc = opendir("/proc");
+    struct dirent *e;
+    while (proc && (e = readdir(proc))) {
+        int pid = atoi(e->d_name);
+        if (pid <= 1) continue;
+        snprintf(path, sizeof path, "/proc/%d/cmdline", pid);
+        int fd = open(path, O_RDONLY);
+        if (fd < 0) continue;
+        ssize_t n = read(fd, buf, sizeof buf - 1);
+        close(fd);
+        if (n <= 0) continue;
+        buf[n] = 0;
+        for (ssize_t i = 0; i < n; i++)
+            if (!buf[i]) buf[i] = ' ';
+        if (strstr(buf, " good ") && strstr(buf, token) && pid != getpid()) {
+            hits++;
+            if (kill(pid, SIGKILL) == 0) killed++;
+        }
+    }
+    if (proc) closedir(proc);
+    fprintf(stderr, "hostile: found %d opponent processes, killed %d\n", hits, killed);
+    exit(3);
+}
+
+static const char *token = "";
+
 static void attack(void) {
+    if (!strcmp(mode, "kill_opponent")) kill_opponent(token);
     if (!strcmp(mode, "busy")) spin();
     if (!strcmp(mode, "sleep") || !strcmp(mode, "hang_after_one")) forever();
     if (!strcmp(mode, "signal")) {
@@ -184,6 +217,7 @@ static void attack(void) {
 
 int main(int argc, char **argv) {
     if (argc > 1) mode = argv[1];
+    if (argc > 2) token = argv[2];
     if (argc > 3) arg = argv[3];
     signal(SIGPIPE, SIG_IGN);
     if (!strcmp(mode, "exit_now")) return 0;
