@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import os
 import sys
 import traceback
 from typing import Any
@@ -100,8 +101,13 @@ async def play_one(specs: list[Any], msg: dict[str, Any]) -> dict[str, Any]:
 
 
 async def main() -> None:
-    stdin = trio.lowlevel.FdStream(sys.stdin.fileno())
-    stdout = trio.lowlevel.FdStream(sys.stdout.fileno())
+    # the protocol gets a private copy of stdout; fd 1 itself goes to stderr, so a stray print
+    # anywhere in the referee or a library can never corrupt the pipe to the runner
+    sys.stdout.flush()
+    proto_fd = os.dup(1)
+    os.dup2(2, 1)
+    stdin = trio.lowlevel.FdStream(os.dup(sys.stdin.fileno()))
+    stdout = trio.lowlevel.FdStream(proto_fd)
     reader = LineReader(stdin)
     specs: list[Any] = []
     async with trio.open_nursery() as nursery:
