@@ -24,7 +24,8 @@ def cmd_games(args: argparse.Namespace) -> int:
         cls = game_class(name)
         print(f"{name:<14} {cls.title}  ({cls.colours[0]} moves first, {cls.colours[1]} second)")
         for spec in cls.option_specs:
-            print(f"    {spec.name} = {spec.default!s:<10} {spec.help}")
+            setting = f"{spec.name} = {spec.default}"
+            print(f"    {setting:<24} {spec.help}")
     return 0
 
 
