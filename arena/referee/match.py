@@ -14,8 +14,10 @@ game.
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import secrets
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -100,8 +102,38 @@ async def play_match(
     ArenaError for bad input (game, options, opening); SandboxFault/RefereeFault when the arena
     failed."""
     referee = _Referee(config, observer, on_log)
-    await referee.run()
+    with _gc_frozen():
+        await referee.run()
     return referee.record
+
+
+class _GcFreeze:
+    """Keeps the garbage collector's full collections off the bots' clocks.
+
+    A full collection walks every object of the process and can pause a large process (a test
+    run, an application embedding the referee) for 100 ms and more; a pause between a reply's
+    arrival and its reading is charged to the bot. While games are running, every object that
+    existed before the first of them is frozen (`gc.freeze`), so collections only walk what the
+    games themselves allocate. The collector is process-wide, hence the one shared counter.
+    """
+
+    def __init__(self) -> None:
+        self.games = 0
+
+    @contextlib.contextmanager
+    def __call__(self) -> Iterator[None]:
+        if self.games == 0:
+            gc.freeze()
+        self.games += 1
+        try:
+            yield
+        finally:
+            self.games -= 1
+            if self.games == 0:
+                gc.unfreeze()
+
+
+_gc_frozen = _GcFreeze()
 
 
 class _Referee:

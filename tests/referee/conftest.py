@@ -19,8 +19,9 @@ HERE = Path(__file__).resolve().parent
 TESTBOT = HERE / "bots" / "testbot.py"
 ROOT = HERE.parents[1]
 BOTS = ROOT / "bots"
-#: command-line fragments that identify a test bot or something it spawned
-MARKERS = ("referee/bots/testbot.py", "arena-testbot")
+#: environment entry that marks the test bots of this test session (and what they spawn):
+#: other sessions running the same tests at the same time are not ours to count
+SESSION_MARK = f"ARENA_TESTBOT_SESSION={os.getpid()}".encode()
 
 
 def tbot(
@@ -33,7 +34,11 @@ def tbot(
     """A test bot that plays legal random actions until MODE makes it fail (see testbot.py)."""
     command = f"{sys.executable} {TESTBOT} {mode}" + (f" {arg}" if arg else "")
     spec = load_bot(("json:" if encoding == "json" else "") + command)
-    env = {"TESTBOT_FAIL_TURN": str(fail_turn), "TESTBOT_ENCODING": encoding}
+    env = {
+        "TESTBOT_FAIL_TURN": str(fail_turn),
+        "TESTBOT_ENCODING": encoding,
+        "ARENA_TESTBOT_SESSION": str(os.getpid()),
+    }
     return replace(spec, name=f"test-{mode}", env=tuple(sorted(env.items())))
 
 
@@ -46,8 +51,8 @@ def bundled(name: str) -> BotSpec:
     return load_bot(BOTS / name)
 
 
-def _proc_table() -> dict[int, tuple[int, str, str]]:
-    """pid -> (ppid, state, cmdline) for every live process we can read."""
+def _proc_table() -> dict[int, tuple[int, str, str, bool]]:
+    """pid -> (ppid, state, cmdline, marked) for every live process we can read."""
     table = {}
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -57,31 +62,36 @@ def _proc_table() -> dict[int, tuple[int, str, str]]:
                 stat = f.read().decode(errors="replace")
             with open(f"/proc/{entry.name}/cmdline", "rb") as f:
                 cmd = f.read().replace(b"\0", b" ").decode(errors="replace")
+            try:
+                with open(f"/proc/{entry.name}/environ", "rb") as f:
+                    marked = SESSION_MARK in f.read().split(b"\0")
+            except OSError:
+                marked = False
         except OSError:
             continue
         rest = stat[stat.rindex(")") + 2 :].split()
-        table[int(entry.name)] = (int(rest[1]), rest[0], cmd)
+        table[int(entry.name)] = (int(rest[1]), rest[0], cmd, marked)
     return table
 
 
 def bot_processes() -> set[tuple[int, str]]:
-    """Live (non-zombie) descendants of this test process, and any process carrying a test
-    bot marker (a grandchild re-parented to init after its parent died)."""
+    """Live (non-zombie) descendants of this test process, and any process carrying this
+    session's test bot mark (a grandchild re-parented to init after its parent died)."""
     table = _proc_table()
     me = os.getpid()
     children: dict[int, list[int]] = {}
-    for pid, (ppid, _, _) in table.items():
+    for pid, (ppid, *_) in table.items():
         children.setdefault(ppid, []).append(pid)
     found = set()
     stack = list(children.get(me, []))
     while stack:
         pid = stack.pop()
         stack.extend(children.get(pid, []))
-        ppid, state, cmd = table[pid]
+        _, state, cmd, _ = table[pid]
         if state != "Z":
             found.add((pid, cmd))
-    for pid, (_, state, cmd) in table.items():
-        if state != "Z" and any(m in cmd for m in MARKERS) and pid != me:
+    for pid, (_, state, cmd, marked) in table.items():
+        if state != "Z" and marked and pid != me:
             found.add((pid, cmd))
     return found
 

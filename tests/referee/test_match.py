@@ -130,11 +130,12 @@ async def test_illegal_action_records_the_engine_message_verbatim():
 
 
 async def test_never_ready_is_failed_start():
-    tc = TimeControl(startup=0.5, base=5.0)
+    # long enough for the good bot to start on a loaded machine
+    tc = TimeControl(startup=1.5, base=5.0)
     record = await play_match(config("wrigglers", tbot("good"), tbot("never_ready"), tc))
     assert record.result["reason"] == "failed_start"
     assert record.result["winner"] == 0
-    assert "did not answer hello within 0.5 s" in record.result["detail"]
+    assert "did not answer hello within 1.5 s" in record.result["detail"]
 
 
 async def test_missing_executable_is_failed_start(tmp_path):
@@ -255,7 +256,7 @@ async def test_bot_ignoring_end_is_killed_after_the_grace_period():
             options={},
             bots=(tbot("ignore_end"), tbot("good")),
             time_control=FAST,
-            end_grace=0.3,
+            end_grace=1.0,
         )
     )
     assert record.exits[0]["exited_after_end"] is False

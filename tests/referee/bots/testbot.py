@@ -2,7 +2,7 @@
 
 It speaks protocol v1 with the shared framing module and plays legal actions (it asks for the
 legal list) until its MODE makes it fail in one specific way, so that every reason code of the
-referee can be produced on demand. The marker `arena-testbot` in its command line (and in any
+referee can be produced on demand. The environment entry ARENA_TESTBOT_SESSION (inherited by any
 child it spawns) lets the tests check that no bot process outlives its game.
 """
 
