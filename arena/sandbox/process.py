@@ -186,7 +186,8 @@ class UidLease:
 
 
 def processes_of_uid(uid: int) -> list[int]:
-    """Pids whose real or effective uid is `uid` (a /proc scan: a bot's leftovers by owner)."""
+    """Live pids whose real or effective uid is `uid` (a /proc scan: a bot's leftovers by
+    owner). Zombies are dead already and only wait for their reaper, so they do not count."""
     found = []
     for entry in os.scandir("/proc"):
         if not entry.name.isdigit():
@@ -194,6 +195,8 @@ def processes_of_uid(uid: int) -> list[int]:
         try:
             with open(f"/proc/{entry.name}/status", "rb") as f:
                 for line in f:
+                    if line.startswith(b"State:") and line.split()[1:2] == [b"Z"]:
+                        break
                     if line.startswith(b"Uid:"):
                         ids = line.split()[1:3]
                         if str(uid).encode() in ids:
@@ -385,10 +388,16 @@ class ProcessLauncher(Launcher):
     """Starts bots as local child processes, contained as well as the machine allows."""
 
     def __init__(
-        self, uid_base: int = DEFAULT_UID_BASE, uid_count: int = DEFAULT_UID_COUNT
+        self,
+        uid_base: int = DEFAULT_UID_BASE,
+        uid_count: int = DEFAULT_UID_COUNT,
+        caps: Capabilities | None = None,
     ) -> None:
         self.uid_base = uid_base
         self.uid_count = uid_count
+        #: what to use of the machine; None = probe it. Tests pass a reduced set to exercise
+        #: the fallbacks (no cgroup, no uid switch, no network namespace) on a capable machine.
+        self.caps = caps
 
     @staticmethod
     def describe() -> str:
@@ -398,7 +407,7 @@ class ProcessLauncher(Launcher):
     async def start(self, spec: LaunchSpec, nursery: trio.Nursery) -> BotProcess:
         if not spec.command:
             raise LaunchError(f"bot {spec.name}: empty command")
-        caps = await trio.to_thread.run_sync(capabilities)
+        caps = self.caps or await trio.to_thread.run_sync(capabilities)
         workdir = Path(spec.workdir) if spec.workdir is not None else None
         if workdir is not None and not workdir.is_dir():
             raise LaunchError(f"bot {spec.name}: working directory {workdir} does not exist")

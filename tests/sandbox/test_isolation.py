@@ -1,0 +1,227 @@
+"""Process-mode containment layers, each tested for real where the machine gives it, and the
+fallbacks tested by switching layers off (ProcessLauncher(caps=...))."""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import sys
+import time
+from pathlib import Path
+
+import pytest
+import trio
+
+from arena.sandbox import LaunchSpec, Limits
+from arena.sandbox.cgroups import BotCgroup, CgroupSystem
+from arena.sandbox.process import (
+    Capabilities,
+    ProcessBot,
+    ProcessLauncher,
+    capabilities,
+    processes_of_uid,
+)
+
+CAPS = capabilities()
+needs_uid = pytest.mark.skipif(not CAPS.setpriv, reason="needs root and setpriv (unique uids)")
+needs_cgroup = pytest.mark.skipif(not CAPS.cgroups.usable, reason="no writable cgroup here")
+
+
+async def first_line(bot: ProcessBot) -> str:
+    data = b""
+    with trio.fail_after(10):
+        while not data.endswith(b"\n"):
+            chunk = await bot.stdout.receive_some(4096)
+            assert chunk, f"bot ended early; stderr: {bot.stderr_tail()}"
+            data += chunk
+    return data.decode().splitlines()[0].strip()
+
+
+def alive(pid: int) -> bool:
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[-1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def gone_within(pids: list[int], seconds: float) -> list[int]:
+    deadline = time.monotonic() + seconds
+    while True:
+        left = [p for p in pids if alive(p)]
+        if not left or time.monotonic() > deadline:
+            return left
+        time.sleep(0.02)
+
+
+@needs_uid
+async def test_concurrent_bots_get_distinct_unprivileged_uids():
+    spec = LaunchSpec("id", ("sh", "-c", "id -u; sleep 60"))
+    launcher = ProcessLauncher()
+    async with trio.open_nursery() as nursery:
+        a = await launcher.start(spec, nursery)
+        b = await launcher.start(spec, nursery)
+        async with a, b:
+            assert isinstance(a, ProcessBot) and isinstance(b, ProcessBot)
+            ua, ub = int(await first_line(a)), int(await first_line(b))
+            assert ua != ub
+            assert ua != 0 and ub != 0
+            assert {ua, ub} == {a.uid, b.uid}
+
+
+@pytest.mark.skipif(not CAPS.unshare_net, reason="no network namespaces here")
+async def test_no_network_by_default_and_network_on_request():
+    script = "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\\n' ,; echo"
+    launcher = ProcessLauncher()
+    async with trio.open_nursery() as nursery:
+        closed = await launcher.start(LaunchSpec("n", ("sh", "-c", script)), nursery)
+        async with closed:
+            assert await first_line(closed) == "lo,"
+        spec = LaunchSpec("n", ("sh", "-c", script), limits=Limits(network=True))
+        opened = await launcher.start(spec, nursery)
+        async with opened:
+            assert await first_line(opened) != "lo,"
+
+
+def variants() -> list:
+    out = [pytest.param(CAPS, id="all-layers")]
+    if CAPS.setpriv and CAPS.cgroups.usable:
+        out.append(
+            pytest.param(dataclasses.replace(CAPS, cgroups=CgroupSystem()), id="uid-no-cgroup")
+        )
+    if CAPS.cgroups.usable:
+        out.append(pytest.param(dataclasses.replace(CAPS, setpriv=None), id="cgroup-no-uid"))
+    return out
+
+
+@pytest.mark.parametrize("caps", variants())
+async def test_setsid_child_dies_with_the_bot(caps: Capabilities):
+    """A child that left the process group is still ended, by cgroup or by uid."""
+    if not (caps.setpriv or caps.cgroups.usable):
+        pytest.skip("only a process group here: setsid children can escape (docs/security.md)")
+    launcher = ProcessLauncher(caps=caps)
+    script = "setsid sleep 60 & echo $!; sleep 60"
+    async with trio.open_nursery() as nursery:
+        bot = await launcher.start(LaunchSpec("s", ("sh", "-c", script)), nursery)
+        async with bot:
+            child = int(await first_line(bot))
+            assert alive(child)
+    assert await trio.to_thread.run_sync(gone_within, [child], 5.0) == []
+
+
+@pytest.mark.parametrize("caps", variants())
+async def test_fork_bomb_is_bounded_and_fully_killed(caps: Capabilities):
+    if not (caps.setpriv or caps.cgroups.usable):
+        pytest.skip("neither a cgroup nor a unique uid: a fork bomb would not be bounded")
+    launcher = ProcessLauncher(caps=caps)
+    # a shell fork bomb whose members leave the process group; prints the leader's pid first
+    script = "echo $$; b() { setsid sh -c 'while :; do :; done' & b & }; b; sleep 60"
+    spec = LaunchSpec("bomb", ("sh", "-c", script), limits=Limits(processes=24))
+    async with trio.open_nursery() as nursery:
+        bot = await launcher.start(spec, nursery)
+        assert isinstance(bot, ProcessBot)
+        async with bot:
+            await first_line(bot)
+            with trio.move_on_after(0.5):
+                await bot.wait()
+            members = bot.processes()
+            assert len(members) <= 24 + 2  # the limit, plus the launcher's gate/unshare
+        uid = bot.uid
+    left = await trio.to_thread.run_sync(gone_within, sorted(members), 5.0)
+    assert left == []
+    if uid is not None:
+        assert processes_of_uid(uid) == []
+
+
+@needs_cgroup
+@pytest.mark.skipif(CAPS.cgroups.memory is None, reason="no memory cgroup here")
+async def test_memory_limit_is_detected():
+    code = "x = []\nwhile True: x.append(bytearray(1 << 20))\n"
+    spec = LaunchSpec("hog", (sys.executable, "-c", code), limits=Limits(memory_mb=48))
+    async with trio.open_nursery() as nursery:
+        bot = await ProcessLauncher().start(spec, nursery)
+        async with bot:
+            with trio.fail_after(30):
+                info = await bot.wait()
+    assert info.memory_exceeded, (info, bot.stderr_tail())
+    assert info.describe() == "killed: memory limit exceeded"
+
+
+async def test_rlimits_apply_to_the_bot():
+    script = "ulimit -n; ulimit -c; ulimit -f"
+    spec = LaunchSpec("ulimit", ("sh", "-c", script), limits=Limits(open_files=77, file_size_mb=2))
+    async with trio.open_nursery() as nursery:
+        bot = await ProcessLauncher().start(spec, nursery)
+        async with bot:
+            out = b""
+            while chunk := await bot.stdout.receive_some(4096):
+                out += chunk
+    nofile, core, fsize = out.decode().split()
+    assert nofile == "77"
+    assert core == "0"
+    assert int(fsize) * 512 == 2 * 1024 * 1024  # sh reports 512-byte blocks
+
+
+def test_describe_names_every_layer():
+    text = ProcessLauncher.describe()
+    assert "cgroups:" in text and "network" in text
+
+
+# -- cgroup layout detection on fake trees (real files, the kernel's names) -----------------
+
+
+def _fake(root: Path, files: dict[str, str]) -> None:
+    for name, content in files.items():
+        p = root / name
+        p.parent.mkdir(parents=True, exist_ok=True)
+        p.write_text(content)
+
+
+def test_detects_pure_v2_and_writes_v2_limits(tmp_path: Path, monkeypatch):
+    monkeypatch.delenv("ARENA_NO_CGROUP", raising=False)
+    monkeypatch.setattr("arena.sandbox.cgroups._own_paths", lambda: {"": "/"})
+    _fake(tmp_path, {"cgroup.controllers": "cpu memory pids\n", "cgroup.subtree_control": ""})
+    system = CgroupSystem.detect(tmp_path)
+    assert system.v2 == tmp_path
+    assert system.memory == tmp_path and system.memory_v2
+    assert system.pids == tmp_path and system.pids_v2
+    cg = BotCgroup.create(system, 64 << 20, 32)
+    d = cg.dirs["v2"]
+    assert (d / "memory.max").read_text() == str(64 << 20)
+    assert (d / "pids.max").read_text() == "32"
+    cg.add(os.getpid())  # a plain file here; the kernel would move the process
+    assert cg.pids() == {os.getpid()}
+    (d / "memory.events").write_text("low 0\nhigh 0\nmax 3\noom 1\noom_kill 1\n")
+    assert cg.memory_exceeded()
+
+
+def test_detects_hybrid_v1_layout(tmp_path: Path, monkeypatch):
+    monkeypatch.delenv("ARENA_NO_CGROUP", raising=False)
+    monkeypatch.setattr(
+        "arena.sandbox.cgroups._own_paths",
+        lambda: {"": "/", "memory": "/job", "pids": "/", "freezer": "/"},
+    )
+    _fake(
+        tmp_path,
+        {
+            "unified/cgroup.controllers": "",
+            "memory/job/memory.limit_in_bytes": "",
+            "pids/pids.max": "max",
+            "freezer/freezer.state": "THAWED",
+        },
+    )
+    system = CgroupSystem.detect(tmp_path)
+    assert system.v2 == tmp_path / "unified"
+    assert system.memory == tmp_path / "memory" / "job" and not system.memory_v2
+    assert system.pids == tmp_path / "pids"
+    assert system.freezer == tmp_path / "freezer"
+    cg = BotCgroup.create(system, 1 << 30, 64)
+    assert (cg.dirs["memory"] / "memory.limit_in_bytes").read_text() == str(1 << 30)
+    (cg.dirs["memory"] / "memory.oom_control").write_text("under_oom 0\noom_kill 2\n")
+    assert cg.memory_exceeded()
+
+
+def test_no_cgroup_hierarchy_is_reported(tmp_path: Path):
+    system = CgroupSystem.detect(tmp_path / "nothing")
+    assert not system.usable
+    assert "no cgroup" in system.describe()
