@@ -108,6 +108,9 @@ class Capabilities:
     setpriv: str | None  # path of setpriv when we can switch to an unprivileged uid
     unshare_net: str | None  # path of unshare when `unshare --net` works here
     cgroups: CgroupSystem = field(default_factory=CgroupSystem)
+    #: path of unshare when `unshare --mount` works here (with `mount`): a read-only view of
+    #: the whole filesystem but the bot's private temporary directory
+    unshare_mount: str | None = None
 
     def describe(self) -> str:
         return "; ".join(
@@ -119,6 +122,9 @@ class Capabilities:
                 "no network (network namespace)"
                 if self.unshare_net
                 else "network NOT isolated (no network namespace)",
+                "read-only filesystem but its temporary directory (mount namespace)"
+                if self.unshare_mount
+                else "filesystem writable where its uid may write (no mount namespace)",
             ]
         )
 
@@ -128,20 +134,30 @@ def capabilities() -> Capabilities:
     root = os.geteuid() == 0
     setpriv = shutil.which("setpriv") if root else None
     unshare = shutil.which("unshare")
-    unshare_net = None
-    if unshare is not None and not os.environ.get("ARENA_NO_NETNS"):
-        with contextlib.suppress(OSError, subprocess.SubprocessError):
-            r = subprocess.run(
-                [unshare, "--net", "--", "true"],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                timeout=10,
-                check=False,
-            )
-            if r.returncode == 0:
-                unshare_net = unshare
-    return Capabilities(root, setpriv, unshare_net, CgroupSystem.detect())
+    unshare_net = unshare_mount = None
+    if unshare is None:
+        pass
+    elif not os.environ.get("ARENA_NO_NETNS") and _works([unshare, "--net", "--", "true"]):
+        unshare_net = unshare
+    probe = [unshare, "--mount", "--", "sh", "-c", "mount -o remount,bind,ro /"]
+    if unshare and shutil.which("mount") and not os.environ.get("ARENA_NO_READONLY"):
+        unshare_mount = unshare if _works(probe) else None
+    return Capabilities(root, setpriv, unshare_net, CgroupSystem.detect(), unshare_mount)
+
+
+def _works(argv: list[str]) -> bool:
+    try:
+        r = subprocess.run(
+            argv,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            timeout=10,
+            check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return False
+    return r.returncode == 0
 
 
 # -- unique uids -----------------------------------------------------------------------------
@@ -439,11 +455,18 @@ class ProcessLauncher(Launcher):
                 except OSError as exc:
                     notes.append(f"no cgroup: {exc}")
             argv = ["/bin/sh", "-c", GATE_SCRIPT, "arena-gate"]
+            namespaces = []
             if not limits.network:
                 if caps.unshare_net:
-                    argv += [caps.unshare_net, "--net", "--"]
+                    namespaces.append("--net")
                 else:
                     notes.append("network not isolated")
+            if caps.unshare_mount:
+                namespaces.append("--mount")
+            if namespaces:
+                argv += [caps.unshare_net or caps.unshare_mount or "unshare", *namespaces, "--"]
+            if caps.unshare_mount:
+                argv += ["/bin/sh", "-c", READ_ONLY_SCRIPT, "arena-ro", str(scratch)]
             if lease is not None and caps.setpriv is not None:
                 argv += [
                     caps.setpriv,
@@ -501,6 +524,17 @@ class ProcessLauncher(Launcher):
 
 #: block until the launcher has contained us, then become the bot (exec keeps the pid)
 GATE_SCRIPT = 'read -r _ || exit 111; exec "$@"'
+#: in a fresh mount namespace (private propagation: nothing leaks to the machine), as root:
+#: keep the bot's temporary directory writable, make every other mount read-only, go on.
+#: Device nodes stay usable on a read-only mount (/dev/null), so nothing else breaks.
+READ_ONLY_SCRIPT = r"""s=$1; shift
+mount --bind "$s" "$s" || exit 112
+while read -r _ m _; do
+  case "$m" in "$s"|*\*) continue;; esac
+  mount -o remount,bind,ro "$m" 2>/dev/null
+done < /proc/self/mounts
+exec "$@"
+"""
 
 
 def _unreachable_paths(spec: LaunchSpec, workdir: Path | None, uid: int) -> list[Path]:

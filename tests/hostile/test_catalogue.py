@@ -97,9 +97,10 @@ async def test_hostile_bot_loses_cleanly(mode, isolation, request, hostile_dir, 
 
             nursery.start_soon(accept)
         if mode == "write_outside":
-            # the arena's own files: a root-owned, world-readable directory
+            # the arena's own files: a root-owned, world-readable directory; world-writable
+            # too (like /tmp) where a read-only mount namespace must protect it by itself
             victim_dir = Path(tempfile.mkdtemp(prefix="arena-victim-"))
-            victim_dir.chmod(0o755)
+            victim_dir.chmod(0o1777 if caps.unshare_mount else 0o755)
             arg = str(victim_dir / "pwned")
 
         hostile = hostile_bot(mode, isolation, token, hostile_dir, arg)

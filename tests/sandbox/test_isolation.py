@@ -5,8 +5,11 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import shutil
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -160,6 +163,32 @@ async def test_rlimits_apply_to_the_bot():
     assert nofile == "77"
     assert core == "0"
     assert int(fsize) * 512 == 2 * 1024 * 1024  # sh reports 512-byte blocks
+
+
+@pytest.fixture
+def world() -> Iterator[Path]:
+    """Like /tmp: world-writable and reachable, so only a read-only mount protects it."""
+    d = Path(tempfile.mkdtemp(prefix="arena-world-"))
+    d.chmod(0o1777)
+    yield d
+    shutil.rmtree(d, ignore_errors=True)
+
+
+@pytest.mark.skipif(not CAPS.unshare_mount, reason="no mount namespaces here")
+async def test_filesystem_is_read_only_but_the_private_tmpdir(world: Path):
+    script = (
+        'echo ok > "$TMPDIR/mine" && cat "$TMPDIR/mine"; '
+        f"echo x > {world}/theirs 2>/dev/null && echo wrote || echo refused; "
+        "echo y > /dev/null && echo devnull-ok"
+    )
+    async with trio.open_nursery() as nursery:
+        bot = await ProcessLauncher().start(LaunchSpec("fs", ("sh", "-c", script)), nursery)
+        async with bot:
+            out = b""
+            while chunk := await bot.stdout.receive_some(4096):
+                out += chunk
+    assert out.decode().split() == ["ok", "refused", "devnull-ok"], bot.stderr_tail()
+    assert not await trio.Path(world / "theirs").exists()
 
 
 def test_describe_names_every_layer():
