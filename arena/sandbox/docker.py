@@ -270,6 +270,8 @@ class DockerBot(BotProcess):
                     await self.stdout.aclose()
             finally:
                 await trio.to_thread.run_sync(self._remove)
+                with contextlib.suppress(Exception):
+                    self._client.close()
 
     def _remove(self) -> None:
         for _ in range(3):
@@ -291,27 +293,31 @@ class DockerLauncher(Launcher):
 
     def __init__(self, cpus: float = DEFAULT_CPUS) -> None:
         self.cpus = cpus
-        self._client: Any = None
-
-    async def _get_client(self) -> Any:
-        if self._client is None:
-            self._client = await trio.to_thread.run_sync(_client)
-        return self._client
 
     async def start(self, spec: LaunchSpec, nursery: trio.Nursery) -> BotProcess:
         if not spec.image:
             raise LaunchError(f"bot {spec.name}: docker mode needs an image (`image` in bot.toml)")
-        client = await self._get_client()
-        container_id = await trio.to_thread.run_sync(self._create, client, spec)
+        # one client (HTTP connection pool) per bot, closed with it: nothing accumulates
+        # over a long tournament
+        client = await trio.to_thread.run_sync(_client)
+        container_id = None
+        sock: trio.SocketStream | None = None
         try:
+            container_id = await trio.to_thread.run_sync(self._create, client, spec)
             raw = await trio.to_thread.run_sync(self._attach, client, container_id)
             sock = trio.SocketStream(trio.socket.from_stdlib_socket(raw))
             await trio.to_thread.run_sync(self._start, client, spec, container_id)
         except BaseException:
             with trio.CancelScope(shield=True):
-                await trio.to_thread.run_sync(
-                    lambda: client.api.remove_container(container_id, force=True)
-                )
+                if sock is not None:
+                    await sock.aclose()
+                if container_id is not None:
+                    cid = container_id
+                    with contextlib.suppress(Exception):
+                        await trio.to_thread.run_sync(
+                            lambda: client.api.remove_container(cid, force=True)
+                        )
+                client.close()
             raise
         bot = DockerBot(spec, client, container_id, sock)
         nursery.start_soon(bot._demux)
