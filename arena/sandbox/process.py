@@ -466,7 +466,9 @@ class ProcessLauncher(Launcher):
             if namespaces:
                 argv += [caps.unshare_net or caps.unshare_mount or "unshare", *namespaces, "--"]
             if caps.unshare_mount:
+                owner = str(lease.uid if lease is not None else os.geteuid())
                 argv += ["/bin/sh", "-c", READ_ONLY_SCRIPT, "arena-ro", str(scratch)]
+                argv += [str(limits.tmpfs_mb), owner]
             if lease is not None and caps.setpriv is not None:
                 argv += [
                     caps.setpriv,
@@ -525,14 +527,18 @@ class ProcessLauncher(Launcher):
 #: block until the launcher has contained us, then become the bot (exec keeps the pid)
 GATE_SCRIPT = 'read -r _ || exit 111; exec "$@"'
 #: in a fresh mount namespace (private propagation: nothing leaks to the machine), as root:
-#: keep the bot's temporary directory writable, make every other mount read-only, go on.
-#: Device nodes stay usable on a read-only mount (/dev/null), so nothing else breaks.
-READ_ONLY_SCRIPT = r"""s=$1; shift
-mount --bind "$s" "$s" || exit 112
+#: put a size-limited tmpfs of the bot's own on its temporary directory, make every other
+#: mount read-only (mount points with escaped characters are skipped), re-enter the working
+#: directory (it may be that temporary directory), go on. Device nodes stay usable on a
+#: read-only mount (/dev/null), so nothing else breaks.
+READ_ONLY_SCRIPT = r"""s=$1 size=$2 id=$3; shift 3
+mount -t tmpfs -o "size=${size}m,mode=0700,uid=$id,gid=$id,nosuid,nodev" arena-tmp "$s" ||
+  exit 112
 while read -r _ m _; do
-  case "$m" in "$s"|*\*) continue;; esac
+  case "$m" in "$s"|*\\*) continue;; esac
   mount -o remount,bind,ro "$m" 2>/dev/null
 done < /proc/self/mounts
+cd "$(pwd -P)" || exit 113
 exec "$@"
 """
 

@@ -191,6 +191,27 @@ async def test_filesystem_is_read_only_but_the_private_tmpdir(world: Path):
     assert not await trio.Path(world / "theirs").exists()
 
 
+@pytest.mark.skipif(not CAPS.unshare_mount, reason="no mount namespaces here")
+async def test_private_tmpdir_is_a_small_tmpfs_and_the_default_cwd():
+    """Without a workdir the bot starts in its private directory, writable by relative
+    paths, and bounded by limits.tmpfs_mb."""
+    script = (
+        "echo hi > rel && cat rel; "
+        "head -c 3000000 /dev/zero > big 2>/dev/null && echo fits || echo full; "
+        'df -k "$TMPDIR" | tail -n 1'
+    )
+    spec = LaunchSpec("tmp", ("sh", "-c", script), limits=Limits(tmpfs_mb=2))
+    async with trio.open_nursery() as nursery:
+        bot = await ProcessLauncher().start(spec, nursery)
+        async with bot:
+            out = b""
+            while chunk := await bot.stdout.receive_some(4096):
+                out += chunk
+    lines = out.decode().splitlines()
+    assert lines[:2] == ["hi", "full"], (lines, bot.stderr_tail())
+    assert lines[2].split()[1] == "2048"  # 1K-blocks of the tmpfs
+
+
 def test_describe_names_every_layer():
     text = ProcessLauncher.describe()
     assert "cgroups:" in text and "network" in text
