@@ -5,7 +5,9 @@
 A round robin of instant-reply bots (three copies of the C random bot) on Papagra with three
 turn limits, so game lengths are known and spread out. It prints:
 
-- games per second at concurrency 1 and 2 and their ratio (target: >= 1.7 on 2 cores);
+- games per second at concurrency 1 and 2 and their ratio (target: >= 1.7 on 2 cores), for
+  that mix and, separately, for long games only (max_turns 200), where the per-turn work
+  dominates instead of the per-game start and end;
 - the fixed cost per game (bot start, handshake, end, commit to SQLite), as the intercept of
   a least-squares fit of each game's wall time against its number of turns at concurrency 1;
 - the same bot processes plainly started and stopped (spawn both, close stdin, wait), the
@@ -51,7 +53,9 @@ class Timer(Progress):
         self.games.append((row.turns or 0, time.perf_counter() - self.t0[row.game_id]))
 
 
-def tournament(bot: str, rounds: int, concurrency: int, results: Path) -> tuple[float, Timer, int]:
+def tournament(
+    bot: str, rounds: int, concurrency: int, results: Path, limits: tuple[int, ...] = TURN_LIMITS
+) -> tuple[float, Timer, int]:
     config = config_from_dict(
         {
             "name": f"bench-{concurrency}",
@@ -61,7 +65,7 @@ def tournament(bot: str, rounds: int, concurrency: int, results: Path) -> tuple[
             "bots": [{"path": bot, "name": n} for n in ("a", "b", "c")],
             "games": [
                 {"name": "papagra", "options": {"max_turns": t}, "label": f"papagra{t}"}
-                for t in TURN_LIMITS
+                for t in limits
             ],
             "time_control": {"base": 60.0, "increment": 1.0},
             "results": str(results),
@@ -149,10 +153,20 @@ def main() -> int:
                 )
                 if conc not in best or elapsed < best[conc][0]:
                     best[conc] = (elapsed, timer, played)
+        long_best: dict[int, float] = {}
+        for rep in range(args.repeat):
+            for conc in (1, 2):
+                path = Path(tmp) / f"long{conc}-{rep}.sqlite"
+                elapsed, _, played = tournament(args.bot, 2, conc, path, limits=(200,))
+                long_best[conc] = max(long_best.get(conc, 0.0), played / elapsed)
     rates = {c: played / elapsed for c, (elapsed, _, played) in best.items()}
     for conc, rate in rates.items():
         print(f"concurrency {conc}: {rate:6.2f} games/s (best of {args.repeat})")
     print(f"speed-up, concurrency 2 over 1: {rates[2] / rates[1]:.2f} (target >= 1.7 on 2 cores)")
+    print(
+        f"long games only (papagra max_turns 200, 12 games): {long_best[1]:.2f} -> "
+        f"{long_best[2]:.2f} games/s, speed-up {long_best[2] / long_best[1]:.2f}"
+    )
     fixed, per_turn = fit(best[1][1].games)
     print(
         f"per game at concurrency 1: fixed cost {1000 * fixed:.1f} ms + {1000 * per_turn:.2f} ms "
