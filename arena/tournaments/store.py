@@ -155,9 +155,9 @@ class Store:
         self.path = Path(path)
         if not create and not self.path.is_file():
             raise StoreError(f"no results file at {self.path}")
-        if create:
-            self.path.parent.mkdir(parents=True, exist_ok=True)
         try:
+            if create:
+                self.path.parent.mkdir(parents=True, exist_ok=True)
             self.db = sqlite3.connect(
                 self.path, check_same_thread=False, isolation_level=None, timeout=30.0
             )
@@ -167,6 +167,10 @@ class Store:
             if create:
                 self.db.executescript(_SCHEMA)
             tables = {r[0] for r in self.db.execute("SELECT name FROM sqlite_master")}
+        except sqlite3.OperationalError as e:
+            raise StoreError(f"{self.path}: cannot open the results file ({e})") from None
+        except OSError as e:
+            raise StoreError(f"{self.path}: cannot create the results file: {e.strerror}") from None
         except sqlite3.DatabaseError as e:
             raise StoreError(f"{self.path}: not a tournament results file ({e})") from None
         if not {"meta", "games", "voids", "runs"} <= tables:

@@ -115,3 +115,13 @@ def test_record_json_is_complete(tmp_path: Path) -> None:
         _record(store, "g1")
         raw = store.db.execute("SELECT record FROM games").fetchone()[0]
     assert json.loads(raw) == fake_record("g1", ("a", "b"), 0)
+
+
+def test_results_file_that_cannot_be_created(tmp_path: Path) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a directory")
+    with pytest.raises(StoreError, match="cannot create the results file"):
+        Store(blocker / "sub" / "r.sqlite", create=True)
+    (tmp_path / "dir.sqlite").mkdir()
+    with pytest.raises(StoreError, match="cannot open the results file"):
+        Store(tmp_path / "dir.sqlite", create=True)
