@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+from dataclasses import replace
 
 import pytest
 import trio
@@ -19,6 +20,7 @@ from arena.referee import (
     load_bot,
     play_match,
 )
+from arena.sandbox import Limits
 
 FAST = TimeControl(startup=10.0, base=10.0, increment=0.1)
 
@@ -100,6 +102,15 @@ async def test_failure_kinds(mode, arg, seat, reason, text):
     assert text in res["detail"], res["detail"]
     assert res["forfeit"] is (reason != "resign")
     check_replays(record)
+
+
+async def test_memory_hog_loses_by_memory_limit():
+    hog = replace(tbot("hog", fail_turn=2), limits=Limits(memory_mb=128))
+    record = await play_match(config("stripes", hog, tbot("good")))
+    res = record.result
+    # memory_limit where the sandbox can tell (cgroups), a plain crash (SIGKILL) otherwise
+    assert res["reason"] in ("memory_limit", "crash"), res
+    assert res["winner"] == 1 and res["forfeit"]
 
 
 async def test_crash_detail_has_exit_status_and_stderr_tail():

@@ -92,6 +92,11 @@ def main() -> int:
         elif failing and MODE == "crash":
             print("something went wrong\nTraceback: boom", file=sys.stderr, flush=True)
             return 3
+        elif failing and MODE == "hog":
+            hoard = []
+            while True:  # until the sandbox's memory limit stops it
+                hoard.append(bytearray(16 << 20))
+                hoard[-1][::4096] = b"x" * len(hoard[-1][::4096])
         elif failing and MODE == "segv":
             os.kill(os.getpid(), signal.SIGSEGV)
         elif failing and MODE == "close_stdout":
