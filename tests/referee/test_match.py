@@ -260,6 +260,22 @@ async def test_multi_action_turns_are_asked_for_again():
     check_replays(record)
 
 
+async def test_optional_actions_need_more():
+    options = {"extra_removals": "1", "max_turns": "30"}
+    record = await play_match(
+        config("papagra", tbot("greedy"), tbot("good"), options=options, seed=2)
+    )
+    assert not record.result["forfeit"], record.result
+    greedy = [t for t in record.turns if t["seat"] == 0 and t["turn"] > 1]
+    plain = [t for t in record.turns if t["seat"] == 1]
+    # `more: true` keeps the turn open for the optional third action
+    assert all(len(t["actions"]) == 3 and t["requests"] == 3 for t in greedy[:-1])
+    assert not any(t.get("ended_early") for t in greedy)
+    # without `more` the turn ends once only optional actions remain
+    assert all(len(t["actions"]) == 2 and t.get("ended_early") for t in plain)
+    check_replays(record)
+
+
 async def test_bot_ignoring_end_is_killed_after_the_grace_period():
     record = await play_match(
         MatchConfig(

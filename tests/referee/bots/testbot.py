@@ -138,6 +138,9 @@ def main() -> int:
             send({"type": "log", "message": f"turn {msg['turn']} " + "y" * 5000})
         elif MODE == "log_between":
             pass
+        if MODE == "greedy":  # asks to keep every turn open for its optional actions
+            send({"type": "move", "actions": [rng.choice(msg["legal"])], "more": True})
+            continue
         send({"type": "move", "actions": [rng.choice(msg["legal"])]})
         if MODE == "log_between":
             send({"type": "log", "message": f"thinking after turn {msg['turn']}"})
