@@ -469,11 +469,13 @@ class ProcessLauncher(Launcher):
                 owner = str(lease.uid if lease is not None else os.geteuid())
                 argv += ["/bin/sh", "-c", READ_ONLY_SCRIPT, "arena-ro", str(scratch)]
                 argv += [str(limits.tmpfs_mb), owner]
-            if lease is not None and caps.setpriv is not None:
+            if caps.setpriv is not None:
+                # without a uid of its own (unreachable files) the bot stays uid 0 but still
+                # loses every capability: it cannot remount, escape its cgroup or namespaces
+                user = [] if lease is None else [f"--reuid={lease.uid}", f"--regid={lease.uid}"]
                 argv += [
                     caps.setpriv,
-                    f"--reuid={lease.uid}",
-                    f"--regid={lease.uid}",
+                    *user,
                     "--clear-groups",
                     "--no-new-privs",
                     "--inh-caps=-all",
