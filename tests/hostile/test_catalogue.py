@@ -38,6 +38,7 @@ CATALOGUE: dict[str, tuple[set[str], set[str]]] = {
     "garbage": ({"protocol_error"}, {"protocol_error"}),
     "oversize": ({"protocol_error"}, {"protocol_error"}),
     "flood_stdout": ({"time_forfeit"}, {"time_forfeit"}),
+    "flood_raw": ({"protocol_error"}, {"protocol_error"}),
     "flood_stderr": ({"time_forfeit"}, {"time_forfeit"}),
     # 32 processes of kernel memory may also hit the 64 MiB limit first
     "fork_bomb": ({"time_forfeit", "memory_limit"}, {"time_forfeit", "memory_limit"}),

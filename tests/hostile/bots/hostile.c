@@ -183,6 +183,12 @@ static void attack(void) {
         /* valid log messages, forever: never a protocol error, never a move */
         for (;;) send_line("{\"type\":\"log\",\"message\":\"flood flood flood flood flood\"}");
     }
+    if (!strcmp(mode, "flood_raw")) {
+        /* bytes without end and without a newline: one endless "message" */
+        char chunk[65536];
+        memset(chunk, 'x', sizeof chunk);
+        for (;;) fwrite(chunk, 1, sizeof chunk, stdout);
+    }
     if (!strcmp(mode, "flood_stderr")) {
         char chunk[4096];
         memset(chunk, 'E', sizeof chunk);
