@@ -169,7 +169,7 @@ class _Referee:
                 {
                     **spec.describe(),
                     "isolation": config.isolation or spec.isolation,
-                    "hash": spec.executable_hash(),
+                    "hash": "",  # after the build step, see _start_bot
                     "seat": seat,
                     "colour": colours[seat],
                 }
@@ -296,9 +296,13 @@ class _Referee:
         config = self.config
         spec = config.bots[seat]
         try:
-            await trio.to_thread.run_sync(spec.ensure_built)
+            if spec.build:
+                await trio.to_thread.run_sync(spec.ensure_built)
         except BuildError as e:
             raise BotFailure("failed_start", str(e)) from None
+        finally:
+            # hashed after the build, so that the record names the binary that actually ran
+            self.record.bots[seat]["hash"] = spec.executable_hash()
         isolation = config.isolation or spec.isolation
         limits = spec.limits
         if limits.cpu_seconds is None:
