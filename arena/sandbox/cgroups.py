@@ -17,6 +17,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import secrets
 import signal
 from dataclasses import dataclass, field
@@ -256,3 +257,39 @@ def _kv(text: str) -> dict[str, int]:
         if len(parts) == 2 and parts[1].isdigit():
             out[parts[0]] = int(parts[1])
     return out
+
+
+_NAME = re.compile(r"arena-(\d+)-[0-9a-f]+")
+
+
+def sweep_stale(system: CgroupSystem) -> int:
+    """Kill and remove the bot cgroups of arenas that died without cleaning up (a crash, a
+    SIGKILL), so their bots do not run on forever. Returns how many directories went."""
+    removed = 0
+    parents = {p for p in (system.v2, system.memory, system.pids, system.freezer) if p}
+    for parent in parents:
+        try:
+            children = list(parent.iterdir())
+        except OSError:
+            continue
+        for d in children:
+            m = _NAME.fullmatch(d.name)
+            if m is None or not d.is_dir():
+                continue
+            try:
+                os.kill(int(m.group(1)), 0)
+                continue  # its arena still runs (or the pid was reused: leave it alone)
+            except ProcessLookupError:
+                pass
+            except PermissionError:
+                continue
+            stale = BotCgroup(system, {"v2" if parent == system.v2 else "dir": d})
+            for _ in range(10):
+                stale._kill_listed()
+                try:
+                    d.rmdir()
+                    removed += 1
+                    break
+                except OSError:
+                    continue
+    return removed

@@ -46,7 +46,7 @@ from arena.sandbox.base import (
     LaunchSpec,
     SandboxFault,
 )
-from arena.sandbox.cgroups import BotCgroup, CgroupSystem
+from arena.sandbox.cgroups import BotCgroup, CgroupSystem, sweep_stale
 
 #: PATH given to bots: enough to find interpreters, nothing of the arena's own environment.
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -142,7 +142,9 @@ def capabilities() -> Capabilities:
     probe = [unshare, "--mount", "--", "sh", "-c", "mount -o remount,bind,ro /"]
     if unshare and shutil.which("mount") and not os.environ.get("ARENA_NO_READONLY"):
         unshare_mount = unshare if _works(probe) else None
-    return Capabilities(root, setpriv, unshare_net, CgroupSystem.detect(), unshare_mount)
+    cgroups = CgroupSystem.detect()
+    sweep_stale(cgroups)  # bots of arenas that crashed earlier
+    return Capabilities(root, setpriv, unshare_net, cgroups, unshare_mount)
 
 
 def _works(argv: list[str]) -> bool:

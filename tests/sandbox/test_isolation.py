@@ -16,7 +16,7 @@ import pytest
 import trio
 
 from arena.sandbox import LaunchSpec, Limits
-from arena.sandbox.cgroups import BotCgroup, CgroupSystem
+from arena.sandbox.cgroups import BotCgroup, CgroupSystem, sweep_stale
 from arena.sandbox.process import (
     Capabilities,
     ProcessBot,
@@ -210,6 +210,22 @@ async def test_private_tmpdir_is_a_small_tmpfs_and_the_default_cwd():
     lines = out.decode().splitlines()
     assert lines[:2] == ["hi", "full"], (lines, bot.stderr_tail())
     assert lines[2].split()[1] == "2048"  # 1K-blocks of the tmpfs
+
+
+@needs_cgroup
+def test_cgroups_of_dead_arenas_are_swept():
+    """An arena killed with SIGKILL leaves its bots' cgroups: the next arena removes them."""
+    import subprocess
+
+    child = subprocess.Popen(["true"])
+    child.wait()  # a pid that no longer runs: the "crashed arena"
+    system = CAPS.cgroups
+    parents = {p for p in (system.v2, system.memory, system.pids, system.freezer) if p}
+    stale = [p / f"arena-{child.pid}-deadbeef" for p in parents]
+    for d in stale:
+        d.mkdir()
+    assert sweep_stale(system) >= len(stale)
+    assert not any(d.exists() for d in stale)
 
 
 def test_describe_names_every_layer():
