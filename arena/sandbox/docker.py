@@ -15,6 +15,7 @@ each runs in `trio.to_thread.run_sync`.
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import struct
 from typing import Any
@@ -37,6 +38,40 @@ DEFAULT_USER = "65534:65534"
 DEFAULT_CPUS = 1.0
 #: label put on every bot container, so leftovers of a crashed arena can be found and removed
 LABEL = "arena.sandbox"
+#: label naming the arena process that owns the container: "<hostname>:<pid>"
+OWNER_LABEL = "arena.owner"
+
+
+def owner() -> str:
+    return f"{socket.gethostname()}:{os.getpid()}"
+
+
+def sweep_stale(client: Any) -> int:
+    """Remove bot containers whose arena process (on this host) is gone: an arena killed with
+    SIGKILL cannot remove its containers itself. Returns how many were removed."""
+    host = socket.gethostname()
+    removed = 0
+    try:
+        containers = client.api.containers(all=True, filters={"label": OWNER_LABEL})
+    except Exception:
+        return 0
+    for c in containers:
+        own_host, _, pid = (c.get("Labels") or {}).get(OWNER_LABEL, "").rpartition(":")
+        if own_host != host or not pid.isdigit():
+            continue
+        try:
+            os.kill(int(pid), 0)
+            continue  # still running
+        except ProcessLookupError:
+            pass
+        except PermissionError:
+            continue
+        with contextlib.suppress(Exception):
+            client.api.remove_container(c["Id"], force=True, v=True)
+            removed += 1
+    return removed
+
+
 #: seconds the daemon may take for one API call before the arena gives up (arena's fault)
 API_TIMEOUT = 60
 
@@ -300,6 +335,7 @@ class DockerLauncher(Launcher):
         # one client (HTTP connection pool) per bot, closed with it: nothing accumulates
         # over a long tournament
         client = await trio.to_thread.run_sync(_client)
+        await trio.to_thread.run_sync(sweep_stale, client)
         container_id = None
         sock: trio.SocketStream | None = None
         try:
@@ -377,7 +413,7 @@ class DockerLauncher(Launcher):
                 tty=False,
                 network_disabled=not limits.network,
                 host_config=host_config,
-                labels={LABEL: spec.name},
+                labels={LABEL: spec.name, OWNER_LABEL: owner()},
             )
         except docker.errors.APIError as exc:
             raise SandboxFault(f"bot {spec.name}: docker create failed: {exc}") from exc

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
+import socket
 import subprocess
 import tempfile
 import tomllib
@@ -183,3 +185,26 @@ async def test_docker_tournament_config_plays_random_c_in_docker(client, random_
     for row in rows:
         assert not row.forfeit, row
     assert arena_containers(client) == []
+
+
+def test_containers_of_dead_arenas_are_swept(client, random_c_image):
+    import subprocess
+
+    from arena.sandbox.docker import OWNER_LABEL, sweep_stale
+
+    child = subprocess.Popen(["true"])
+    child.wait()  # the pid of an arena that is gone
+    labels = {LABEL: "stale", OWNER_LABEL: f"{socket.gethostname()}:{child.pid}"}
+    c = client.containers.create(random_c_image, labels=labels)
+    alive = client.containers.create(
+        random_c_image, labels={LABEL: "live", OWNER_LABEL: f"{socket.gethostname()}:1"}
+    )
+    try:
+        assert sweep_stale(client) >= 1
+        ids = {x.id for x in arena_containers(client)}
+        assert c.id not in ids
+        assert alive.id in ids
+    finally:
+        alive.remove(force=True)
+        with contextlib.suppress(Exception):
+            c.remove(force=True)
