@@ -147,6 +147,11 @@ class _Referee:
         self.observer = observer
         self.on_log = on_log
         self.tc = config.time_control
+        for spec in config.bots:
+            if (config.isolation or spec.isolation) == "docker" and not spec.image:
+                raise ArenaError(
+                    f"bot {spec.name}: docker isolation needs an image (`image` in its bot.toml)"
+                )
         self.game = make_game(config.game, config.options)
         self.state = self.game.new_initial_state()
         self.last_turn: dict[str, Any] | None = None
