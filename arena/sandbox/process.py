@@ -178,8 +178,14 @@ class UidLease:
 
     @classmethod
     def acquire(cls, base: int, count: int) -> UidLease:
-        lockdir = Path(tempfile.gettempdir()) / "arena-sandbox-uids"
+        # /run is root's own (a bot cannot pre-create the directory there, as it could in a
+        # world-writable /tmp, and hold the locks); shared by every arena on the machine
+        run = Path("/run")
+        base_dir = run if os.access(run, os.W_OK) else Path(tempfile.gettempdir())
+        lockdir = base_dir / "arena-sandbox-uids"
         lockdir.mkdir(mode=0o700, exist_ok=True)
+        if lockdir.stat().st_uid != os.geteuid():
+            raise SandboxFault(f"{lockdir} belongs to someone else: remove it")
         start = secrets.randbelow(count)
         for i in range(count):
             uid = base + (start + i) % count
