@@ -228,6 +228,20 @@ def test_cgroups_of_dead_arenas_are_swept():
     assert not any(d.exists() for d in stale)
 
 
+async def test_bare_fallback_still_plays_and_kills_its_group():
+    """No cgroup, no uid switch, no namespaces (an unprivileged arena): the process group."""
+    bare = Capabilities(root=False, setpriv=None, unshare_net=None, cgroups=CgroupSystem())
+    script = "sleep 60 & echo $!; read line; echo got $line; sleep 60"
+    async with trio.open_nursery() as nursery:
+        bot = await ProcessLauncher(caps=bare).start(LaunchSpec("b", ("sh", "-c", script)), nursery)
+        async with bot:
+            child = int(await first_line(bot))
+            await bot.stdin.send_all(b"ping\n")
+            assert await first_line(bot) == "got ping"
+    assert await trio.to_thread.run_sync(gone_within, [child], 5.0) == []
+    assert bot.exit_info() is not None and bot.exit_info().killed_by_arena
+
+
 def test_describe_names_every_layer():
     text = ProcessLauncher.describe()
     assert "cgroups:" in text and "network" in text
