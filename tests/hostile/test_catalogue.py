@@ -29,6 +29,7 @@ GRACE = 8.0
 # mode -> (allowed reasons in process mode, allowed reasons in docker mode)
 CATALOGUE: dict[str, tuple[set[str], set[str]]] = {
     "busy": ({"time_forfeit"}, {"time_forfeit"}),
+    "busy_start": ({"failed_start"}, {"failed_start"}),
     "sleep": ({"time_forfeit"}, {"time_forfeit"}),
     "hang_after_one": ({"time_forfeit"}, {"time_forfeit"}),
     "exit_now": ({"failed_start"}, {"failed_start"}),
@@ -104,6 +105,8 @@ async def test_hostile_bot_loses_cleanly(mode, isolation, request, hostile_dir, 
             victim_dir.chmod(0o1777 if caps.unshare_mount else 0o755)
             arg = str(victim_dir / "pwned")
 
+        # a bot that never answers costs the whole startup time: keep that one short
+        startup = STARTUP if mode != "busy_start" else (1.5 if isolation == "process" else 3.0)
         hostile = hostile_bot(mode, isolation, token, hostile_dir, arg)
         good = hostile_bot("good", isolation, token, hostile_dir)
         bots = (hostile, good) if hostile_seat == 0 else (good, hostile)
@@ -111,7 +114,7 @@ async def test_hostile_bot_loses_cleanly(mode, isolation, request, hostile_dir, 
             game="wrigglers",
             options={},
             bots=bots,
-            time_control=TimeControl(startup=STARTUP, move_time=MOVE_TIME),
+            time_control=TimeControl(startup=startup, move_time=MOVE_TIME),
             seed=7,
             match_id=f"hostile-{mode}-{isolation}",
         )
