@@ -27,6 +27,7 @@ from protocol.messages import check_bot_message, check_reply
 
 #: how long to wait for the exit status of a bot whose stdout has closed, before killing it
 EXIT_WAIT = 1.0
+STDERR_SEPARATOR = "; last stderr lines:\n"
 #: how many stderr lines go into a crash's detail (the record keeps the whole captured tail)
 STDERR_LINES = 8
 
@@ -233,7 +234,7 @@ class BotChannel:
             reason = "memory_limit" if info.memory_exceeded else "crash"
         tail = stderr_lines(self.proc.stderr_tail())
         if tail:
-            detail += f"; last stderr lines:\n{tail}"
+            detail += f"{STDERR_SEPARATOR}{tail}"
         return BotFailure(reason, detail, {"exit": exit_dict, "stderr_tail": tail})
 
     async def send_quietly(self, msg: dict[str, Any], within: float) -> None:

@@ -26,7 +26,7 @@ import trio
 from arena.errors import ArenaError
 from arena.games import IllegalAction, Result, State, make_game
 from arena.referee.bots import BotSpec, BuildError
-from arena.referee.channel import BotChannel, BotFailure
+from arena.referee.channel import STDERR_SEPARATOR, BotChannel, BotFailure, stderr_lines
 from arena.referee.clock import Clocks, TimeControl
 from arena.referee.record import FORFEIT_REASONS, GameRecord, now_iso
 from arena.sandbox import BotProcess, LaunchError, SandboxFault, launcher_for
@@ -554,6 +554,25 @@ class _Referee:
             proc = self.procs[seat]
             if proc is not None:
                 self.record.stderr[seat] = proc.stderr_tail()
+        self._complete_stderr_tails()
+
+    def _complete_stderr_tails(self) -> None:
+        """A crash is reported the moment it is seen, when the last stderr lines may still be
+        in the pipe; once the bots are closed (stderr drained), put the complete tail in."""
+        result = self.record.result
+        failure = result.get("failure") if result else None
+        if not failure:
+            return
+        for f in failure.get("seats", [failure]):
+            if "stderr_tail" not in f:
+                continue
+            tail = stderr_lines(self.record.stderr[f["seat"]])
+            if tail == f["stderr_tail"]:
+                continue
+            f["stderr_tail"] = tail
+            for holder in (f, result):
+                base = holder["detail"].split(STDERR_SEPARATOR)[0]
+                holder["detail"] = base + (f"{STDERR_SEPARATOR}{tail}" if tail else "")
 
     async def _finish_bot(self, seat: int, outcome: _Outcome | None) -> None:
         proc = self.procs[seat]
