@@ -8,6 +8,7 @@ from __future__ import annotations
 import argparse
 import json
 import secrets
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -190,7 +191,7 @@ def cmd_match(args: argparse.Namespace) -> int:
 
 def _run(config: MatchConfig, observer: Any = None, on_log: Any = None) -> GameRecord:
     try:
-        return trio.run(play_match, config, observer, on_log)
+        return trio.run(_play_until_signal, config, observer, on_log)
     except SandboxFault as e:
         raise ArenaError(f"the sandbox failed (not the bots' fault): {e}") from None
     except BaseExceptionGroup as group:
@@ -202,6 +203,26 @@ def _run(config: MatchConfig, observer: Any = None, on_log: Any = None) -> GameR
 
 def duration(seconds: float) -> str:
     return f"{seconds * 1000:.1f} ms" if seconds < 1 else f"{seconds:.2f} s"
+
+
+async def _play_until_signal(config: MatchConfig, observer: Any, on_log: Any) -> GameRecord:
+    """play_match, stopped cleanly by SIGTERM as by Ctrl-C: the referee kills the bots on its
+    way out, so no bot outlives an interrupted `arena match`."""
+    record: GameRecord | None = None
+    with trio.open_signal_receiver(signal.SIGTERM) as signals:
+        async with trio.open_nursery() as nursery:
+
+            async def watch() -> None:
+                async for _ in signals:
+                    nursery.cancel_scope.cancel()
+                    return
+
+            nursery.start_soon(watch)
+            record = await play_match(config, observer, on_log)
+            nursery.cancel_scope.cancel()
+    if record is None:
+        raise KeyboardInterrupt
+    return record
 
 
 def result_line(record: GameRecord) -> str:

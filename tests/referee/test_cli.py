@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
+import time
 
 import pytest
-from conftest import BOTS, TESTBOT
+from conftest import BOTS, TESTBOT, bot_processes
 
 from arena.cli import main
 
@@ -144,6 +146,28 @@ def test_entry_point_exit_status():
         "arena: error: unknown game 'chess' "
         "(valid games: papagra, wrigglers, stripes, quadraphages, hexaphage)"
     )
+
+
+@pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGINT])
+def test_interrupted_match_leaves_no_bot_behind(sig):
+    slow = f"{sys.executable} {TESTBOT} slow"
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "arena", "match", "stripes", slow, str(BOTS / "random-py"), "-q"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        # a shell without job control starts background jobs with SIGINT ignored: undo that
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
+    deadline = time.monotonic() + 20
+    # the bot itself, not the arena command line that names it
+    while not any("testbot.py slow" in cmd and " arena " not in cmd for _, cmd in bot_processes()):
+        assert time.monotonic() < deadline, "the slow bot never started"
+        time.sleep(0.02)
+    proc.send_signal(sig)
+    out, _ = proc.communicate(timeout=20)
+    assert proc.returncode == 130, out
+    assert b"arena: interrupted" in out
+    # the autouse fixture checks that both bots are gone
 
 
 @pytest.mark.parametrize("game", ["papagra"])
