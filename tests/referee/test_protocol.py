@@ -46,7 +46,7 @@ def test_protocol_version():
 
 
 @pytest.mark.parametrize("encoding", ENCODINGS)
-@settings(max_examples=60, deadline=None)
+@settings(max_examples=40, deadline=None)
 @given(msgs=st.lists(messages, min_size=1, max_size=5), cuts=st.lists(st.integers(0, 400)))
 def test_roundtrip_in_arbitrary_chunks(encoding, msgs, cuts):
     enc = Encoder(encoding)
