@@ -1,0 +1,40 @@
+"""The example bots of docs/protocol.md play real games: the spec's walkthrough stays true."""
+
+from __future__ import annotations
+
+import re
+import sys
+
+import pytest
+from conftest import ROOT, bundled
+
+from arena.referee import MatchConfig, TimeControl, load_bot, play_match
+
+DOC = ROOT / "docs" / "protocol.md"
+
+
+def python_examples() -> list[str]:
+    return re.findall(r"```python\n(.*?)```", DOC.read_text(encoding="utf-8"), re.S)
+
+
+@pytest.mark.parametrize(
+    "index, encoding, game",
+    [(0, "msgpack", "papagra"), (1, "json", "stripes")],
+    ids=["msgpack", "json"],
+)
+async def test_the_minimal_bots_of_the_spec_play_a_game(tmp_path, index, encoding, game):
+    bot = tmp_path / "minimal.py"
+    bot.write_text(python_examples()[index])
+    prefix = "json:" if encoding == "json" else ""
+    spec = load_bot(f"{prefix}{sys.executable} {bot}")
+    record = await play_match(
+        MatchConfig(
+            game=game,
+            options={"max_turns": "40"},
+            bots=(spec, bundled("random-py")),
+            time_control=TimeControl(base=20.0),
+        )
+    )
+    assert not record.result["forfeit"], record.result
+    assert record.ready[0]["name"].startswith("minimal")
+    assert record.exits[0]["exited_after_end"] is True
