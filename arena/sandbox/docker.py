@@ -294,6 +294,11 @@ class DockerBot(BotProcess):
                 return
             self._closed = True
             try:
+                # First stop buffering stdout: the demultiplexer then reads and discards, so
+                # the daemon's attach stream never blocks (a blocked stream would hold up the
+                # kill and the removal of a container that floods stdout).
+                with contextlib.suppress(Exception):
+                    await self.stdout.aclose()
                 await self.kill()
                 with trio.move_on_after(10):
                     await self.wait()
@@ -301,8 +306,6 @@ class DockerBot(BotProcess):
                     await self._demux_done.wait()
                 with contextlib.suppress(Exception):
                     await self._sock.aclose()
-                with contextlib.suppress(Exception):
-                    await self.stdout.aclose()
             finally:
                 await trio.to_thread.run_sync(self._remove)
                 with contextlib.suppress(Exception):
