@@ -57,7 +57,10 @@ def random_c_image(client) -> str:
 
 
 def arena_containers(client) -> list[object]:
-    return client.containers.list(all=True, filters={"label": LABEL})
+    """Bot containers of this test process (other arenas may run on the machine meanwhile)."""
+    from arena.sandbox.docker import OWNER_LABEL, owner
+
+    return client.containers.list(all=True, filters={"label": f"{OWNER_LABEL}={owner()}"})
 
 
 async def read_line(stream: trio.abc.ReceiveStream) -> bytes:
@@ -201,7 +204,7 @@ def test_containers_of_dead_arenas_are_swept(client, random_c_image):
     )
     try:
         assert sweep_stale(client) >= 1
-        ids = {x.id for x in arena_containers(client)}
+        ids = {x.id for x in client.containers.list(all=True, filters={"label": LABEL})}
         assert c.id not in ids
         assert alive.id in ids
     finally:
