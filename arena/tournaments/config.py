@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
+from arena.referee.clock import TimeControl, TimeControlError
 
 ALL_GAMES: tuple[str, ...] = ("papagra", "wrigglers", "stripes", "quadraphages", "hexaphage")
 ISOLATIONS: tuple[str, ...] = ("process", "docker")
@@ -70,41 +71,13 @@ class GameEntry:
 
 
 @dataclass(frozen=True)
-class TimeControlSpec:
-    """The referee's TimeControl fields, kept here so configs validate without the referee."""
-
-    startup: float = 10.0
-    base: float | None = None
-    increment: float = 0.0
-    move_time: float | None = None
-    margin: float = 0.05
-
-    def to_dict(self) -> dict[str, Any]:
-        return {k: getattr(self, k) for k in _TC_KEYS}
-
-    def to_referee(self) -> Any:
-        """The referee's TimeControl with the same fields."""
-        from arena.referee import TimeControl
-
-        return TimeControl(**self.to_dict())
-
-    def describe(self) -> str:
-        parts = []
-        if self.base is not None:
-            parts.append(f"{self.base:g}+{self.increment:g}")
-        if self.move_time is not None:
-            parts.append(f"{self.move_time:g}s/turn")
-        return ", ".join(parts) or "no clock"
-
-
-@dataclass(frozen=True)
 class TournamentConfig:
     """A validated tournament config. `path` is None for configs built in code."""
 
     name: str
     bots: tuple[BotEntry, ...]
     games: tuple[GameEntry, ...]
-    time_control: TimeControlSpec
+    time_control: TimeControl
     results: Path
     seed: int = 0
     rounds: int = 1
@@ -215,27 +188,16 @@ def _show(value: Any) -> str:
     return repr(value)
 
 
-def parse_time_control(text: str) -> tuple[float, float]:
-    """`"BASE+INC"` or `"BASE"` in seconds -> (base, increment); ValueError when malformed."""
-    base_s, _, inc_s = text.strip().partition("+")
-    base = float(base_s)
-    inc = float(inc_s) if inc_s else 0.0
-    if not (math.isfinite(base) and math.isfinite(inc)) or base <= 0 or inc < 0:
-        raise ValueError(text)
-    return base, inc
-
-
-def _time_control(c: _Checker, raw: Any) -> TimeControlSpec:
+def _time_control(c: _Checker, raw: Any) -> TimeControl:
     if raw is None:
-        return TimeControlSpec(base=10.0, increment=0.1)
+        return TimeControl(base=10.0, increment=0.1)
     if isinstance(raw, str):
         try:
-            base, inc = parse_time_control(raw)
-        except ValueError:
+            return TimeControl.parse(raw)
+        except TimeControlError:
             raise c.fail(
                 "time_control", f'expected BASE+INCREMENT in seconds like "5+0.05", got {raw!r}'
             ) from None
-        return TimeControlSpec(base=base, increment=inc)
     t = c.table("time_control", raw, _TC_KEYS)
     kw: dict[str, Any] = {}
     for k in _TC_KEYS:
@@ -247,7 +209,7 @@ def _time_control(c: _Checker, raw: Any) -> TimeControlSpec:
         raise c.fail("time_control.increment", "needs time_control.base (a Fischer clock)")
     if kw.get("base") is None and kw.get("move_time") is None:
         raise c.fail("time_control", "set base (Fischer clock) or move_time (or both)")
-    return TimeControlSpec(**kw)
+    return TimeControl(**kw)
 
 
 def _bots(c: _Checker, raw: Any, base_dir: Path) -> tuple[BotEntry, ...]:
