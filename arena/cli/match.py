@@ -75,7 +75,18 @@ def register(sub: argparse._SubParsersAction) -> None:
         description="Show a game record turn by turn, re-checking every action with the rules "
         "engine.",
     )
-    p.add_argument("file", metavar="FILE", help="a record written by arena match --record")
+    p.add_argument(
+        "file",
+        metavar="FILE",
+        help="a record written by arena match --record, or a tournament's config or results "
+        "file together with GAME_ID",
+    )
+    p.add_argument(
+        "game_id",
+        metavar="GAME_ID",
+        nargs="?",
+        help="a game of a tournament (ids as in `arena tournament status/report`)",
+    )
     p.add_argument("--turn", type=int, metavar="N", help="show only the position after turn N")
     p.add_argument("--no-board", action="store_true", help="list the turns without boards")
     p.set_defaults(func=cmd_replay)
@@ -240,7 +251,13 @@ def result_line(record: GameRecord) -> str:
 
 # --- arena replay -------------------------------------------------------------------------------
 def cmd_replay(args: argparse.Namespace) -> int:
-    record = GameRecord.load(args.file)
+    if args.game_id is None:
+        record = GameRecord.load(args.file)
+    else:
+        from arena.cli.tournament import open_store
+
+        with open_store(args.file) as store:
+            record = GameRecord.from_dict(store.record(args.game_id))
     colours = [b["colour"] for b in record.bots]
     names = [b["name"] for b in record.bots]
     tc = TimeControl.from_dict(record.time_control).describe() if record.time_control else "?"

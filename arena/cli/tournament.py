@@ -69,7 +69,7 @@ def results_path(target: str) -> Path:
     return load_config(p).results
 
 
-def _open_store(target: str):
+def open_store(target: str):
     from arena.tournaments.store import Store, StoreError
 
     path = results_path(target)
@@ -116,7 +116,7 @@ def cmd_run(args: argparse.Namespace) -> int:
 def cmd_status(args: argparse.Namespace) -> int:
     from arena.tournaments.report import scheduled_total
 
-    with _open_store(args.target) as store:
+    with open_store(args.target) as store:
         meta = store.meta()
         config = meta.get("config", {})
         bots = meta.get("bots", [])
@@ -153,7 +153,7 @@ def cmd_status(args: argparse.Namespace) -> int:
 def cmd_report(args: argparse.Namespace) -> int:
     from arena.tournaments.report import build_report, render_csv, render_games_csv, render_text
 
-    with _open_store(args.target) as store:
+    with open_store(args.target) as store:
         if args.format == "csv" and args.games:
             text = render_games_csv(store.games())
         else:
@@ -169,7 +169,7 @@ def cmd_report(args: argparse.Namespace) -> int:
 
 
 def cmd_record(args: argparse.Namespace) -> int:
-    with _open_store(args.target) as store:
+    with open_store(args.target) as store:
         record = store.record(args.game_id)
     _emit(json.dumps(record, indent=1) + "\n", args.output)
     return 0

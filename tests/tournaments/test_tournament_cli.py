@@ -200,6 +200,14 @@ def test_status_report_record(tmp_path: Path) -> None:
     assert rec.returncode == 0, rec.stderr
     assert json.loads(record_file.read_text())["match_id"] == f"rep/{gid}"
 
+    # both ways of replaying a tournament game show the same game
+    from_file = _arena("replay", str(record_file), "--no-board")
+    direct = _arena("replay", str(cfg), gid, "--no-board")
+    assert from_file.returncode == 0 and direct.returncode == 0, direct.stderr
+    assert direct.stdout == from_file.stdout and "turn 3:" in direct.stdout
+    missing = _arena("replay", str(cfg), "no-such-game")
+    assert missing.returncode == 2 and "no recorded game 'no-such-game'" in missing.stderr
+
 
 @pytest.mark.parametrize(
     ("text", "needle"),
