@@ -332,15 +332,10 @@ class _Slot:
             raise
 
     async def _play_inline(self, game_id: str, payload: dict[str, Any]) -> dict[str, Any]:
-        from arena.tournaments.worker import match_config
+        from arena.tournaments.worker import play_one
 
-        assert self.run.play_match is not None
-        try:
-            record = await self.run.play_match(match_config(self.run.specs, payload))
-        except self.run.faults as e:
-            return {"type": "void", "game_id": game_id, "reason": f"{type(e).__name__}: {e}"}
-        data = record.to_dict() if hasattr(record, "to_dict") else dict(record)
-        return {"type": "record", "game_id": game_id, "record": data}
+        msg = {"type": "play", "game_id": game_id, "match": payload}
+        return await play_one(self.run.specs, msg, self.run.play_match)
 
     async def close(self) -> None:
         if self.process is not None:

@@ -10,7 +10,9 @@ Protocol with the runner, JSON Lines over the worker's stdin/stdout:
   `{"type": "play", "game_id", "match": {...}}` (the MatchConfig fields, bots by index).
 - worker -> runner: `{"type": "record", "game_id", "record": {...}}` for a finished game,
   `{"type": "void", "game_id", "reason"}` when the arena failed (the game is replayed),
-  `{"type": "error", "game_id", "user": bool, "message"}` for anything else (stops the run).
+  `{"type": "error", "game_id", "user": bool, "message"}` for a user error such as a bad
+  manifest (stops the run); an unexpected exception in the referee voids the game like a
+  sandbox fault does.
 
 The worker lives in its own session, so a Ctrl-C in the terminal reaches only the runner, which
 then closes the workers. When its stdin closes (the runner stopped or was killed, even by
@@ -24,6 +26,7 @@ import json
 import os
 import sys
 import traceback
+from collections.abc import Callable
 from typing import Any
 
 import trio
@@ -83,10 +86,14 @@ def match_config(specs: list[Any], m: dict[str, Any]) -> Any:
     )
 
 
-async def play_one(specs: list[Any], msg: dict[str, Any]) -> dict[str, Any]:
-    """Play one game; the reply message for the runner."""
-    from arena.referee import play_match
+async def play_one(
+    specs: list[Any], msg: dict[str, Any], play_match: Callable[..., Any] | None = None
+) -> dict[str, Any]:
+    """Play one game; the reply message for the runner (the same in a worker and inline)."""
     from arena.tournaments.runner import arena_faults
+
+    if play_match is None:
+        from arena.referee import play_match
 
     gid = msg["game_id"]
     try:
@@ -95,9 +102,14 @@ async def play_one(specs: list[Any], msg: dict[str, Any]) -> dict[str, Any]:
         return {"type": "void", "game_id": gid, "reason": f"{type(e).__name__}: {e}"}
     except ArenaError as e:
         return {"type": "error", "game_id": gid, "user": True, "message": str(e)}
-    except Exception:
-        return {"type": "error", "game_id": gid, "user": False, "message": traceback.format_exc()}
-    return {"type": "record", "game_id": gid, "record": record.to_dict()}
+    except Exception as e:
+        # a bug in the arena is the arena's failure, never a bot's: void the game (it is played
+        # again, up to max_attempts) and keep the traceback for the operator
+        traceback.print_exc(file=sys.stderr)
+        reason = f"internal error {type(e).__name__}: {e}"
+        return {"type": "void", "game_id": gid, "reason": reason}
+    data = record.to_dict() if hasattr(record, "to_dict") else dict(record)
+    return {"type": "record", "game_id": gid, "record": data}
 
 
 async def main() -> None:

@@ -129,6 +129,29 @@ async def test_voided_games_are_replayed(tmp_path: Path) -> None:
     assert (outcome.status, outcome.played) == ("complete", 1)
 
 
+async def test_a_bug_in_the_arena_voids_the_game_instead_of_stopping_the_run(
+    tmp_path: Path,
+) -> None:
+    from arena.referee import play_match
+
+    cfg = _config(tmp_path, "bug", extra="max_attempts = 2")
+    calls: dict[str, int] = {}
+
+    async def buggy(match, *args, **kwargs):
+        gid = match.match_id.split("/")[-1]
+        calls[gid] = calls.get(gid, 0) + 1
+        if gid == "r1-wrigglers-p0-b" and calls[gid] == 1:
+            raise NameError("name 'Confinement' is not defined")
+        return await play_match(match, *args, **kwargs)
+
+    outcome = await run_tournament(cfg, play_match=buggy)
+    assert (outcome.status, outcome.played) == ("complete", 4)
+    with Store(cfg.results) as s:
+        (void,) = s.voids()
+        assert void["game_id"] == "r1-wrigglers-p0-b"
+        assert "internal error NameError" in void["reason"]
+
+
 async def test_results_file_bound_to_its_tournament(tmp_path: Path) -> None:
     cfg = _config(tmp_path, "bound")
     with Store(cfg.results, create=True) as s:
