@@ -190,6 +190,11 @@ class BotCgroup:
         for d in set(self.dirs.values()):
             (d / "cgroup.procs").write_text(str(pid))
 
+    def procs_files(self) -> tuple[str, ...]:
+        """The files a process writes its own pid to, to join every hierarchy (the bot's
+        child does it itself before exec, so it is never outside its cgroup)."""
+        return tuple(str(d / "cgroup.procs") for d in set(self.dirs.values()))
+
     def pids(self) -> set[int]:
         found: set[int] = set()
         for d in set(self.dirs.values()):

@@ -6,18 +6,19 @@ Layers, each used when the machine gives it (`ProcessLauncher.describe()` says w
   fresh private temporary directory, stdin/stdout as trio streams, stderr drained into a
   bounded ring buffer;
 - rlimits (CPU seconds, file size, open files, no core dumps; memory and processes when no
-  cgroup can do it), set with prlimit on the not-yet-released child;
+  cgroup can do it);
 - a per-bot cgroup (v2 or v1) for the memory limit, the pids limit, OOM detection and a kill
   of the whole tree, `setsid` children included;
 - when the arena runs as root: a unique unprivileged uid per running bot (so a bot can signal
   neither the referee, nor its opponent, nor write the arena's files, and every process it
-  leaves behind can be found by uid), no capabilities and no_new_privs (via `setpriv`);
-- no network: a new, empty network namespace (via `unshare --net`) unless Limits.network.
+  leaves behind can be found by uid), no capabilities and no_new_privs;
+- no network: a new, empty network namespace unless Limits.network;
+- a new mount namespace in which everything is read-only but the bot's private tmpfs;
+- a parent-death signal: if the arena dies (even of SIGKILL), the kernel kills the bot.
 
-The child is started through a tiny `sh` gate that blocks reading one line from its stdin
-until the launcher has put it into its cgroup and set its limits, so the bot cannot fork
-before it is contained. (`read` in sh consumes a pipe byte by byte up to the newline, so the
-protocol bytes that follow are left for the bot.)
+All of it is applied by the forked child to itself before it execs the bot
+(`arena.sandbox.confine`), so the bot is contained from its first instruction and no helper
+program runs per bot.
 """
 
 from __future__ import annotations
@@ -47,6 +48,7 @@ from arena.sandbox.base import (
     SandboxFault,
 )
 from arena.sandbox.cgroups import BotCgroup, CgroupSystem, sweep_stale
+from arena.sandbox.confine import Confinement
 
 #: PATH given to bots: enough to find interpreters, nothing of the arena's own environment.
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -105,25 +107,24 @@ class Capabilities:
     """What this machine lets the process launcher do."""
 
     root: bool
-    setpriv: str | None  # path of setpriv when we can switch to an unprivileged uid
-    unshare_net: str | None  # path of unshare when `unshare --net` works here
+    uids: bool = False  # a unique unprivileged uid per bot, no capabilities (arena is root)
+    netns: bool = False  # a new, empty network namespace works here
     cgroups: CgroupSystem = field(default_factory=CgroupSystem)
-    #: path of unshare when `unshare --mount` works here (with `mount`): a read-only view of
-    #: the whole filesystem but the bot's private temporary directory
-    unshare_mount: str | None = None
+    #: a mount namespace with everything read-only but the bot's private tmpfs works here
+    mountns: bool = False
 
     def describe(self) -> str:
         return "; ".join(
             [
                 f"cgroups: {self.cgroups.describe()}",
                 "unique unprivileged uid per bot"
-                if self.setpriv
+                if self.uids
                 else "bots run as the arena's own user",
                 "no network (network namespace)"
-                if self.unshare_net
+                if self.netns
                 else "network NOT isolated (no network namespace)",
                 "read-only filesystem but its temporary directory (mount namespace)"
-                if self.unshare_mount
+                if self.mountns
                 else "filesystem writable where its uid may write (no mount namespace)",
             ]
         )
@@ -132,34 +133,28 @@ class Capabilities:
 @functools.cache
 def capabilities() -> Capabilities:
     root = os.geteuid() == 0
-    setpriv = shutil.which("setpriv") if root else None
-    unshare = shutil.which("unshare")
-    unshare_net = unshare_mount = None
-    if unshare is None:
-        pass
-    elif not os.environ.get("ARENA_NO_NETNS") and _works([unshare, "--net", "--", "true"]):
-        unshare_net = unshare
-    probe = [unshare, "--mount", "--", "sh", "-c", "mount -o remount,bind,ro /"]
-    if unshare and shutil.which("mount") and not os.environ.get("ARENA_NO_READONLY"):
-        unshare_mount = unshare if _works(probe) else None
+    netns = not os.environ.get("ARENA_NO_NETNS") and _works(new_net=True)
+    mountns = not os.environ.get("ARENA_NO_READONLY") and _works(new_mount=True)
     cgroups = CgroupSystem.detect()
     sweep_stale(cgroups)  # bots of arenas that crashed earlier
-    return Capabilities(root, setpriv, unshare_net, cgroups, unshare_mount)
+    return Capabilities(root, root, netns, cgroups, mountns)
 
 
-def _works(argv: list[str]) -> bool:
-    try:
-        r = subprocess.run(
-            argv,
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            timeout=10,
-            check=False,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return False
-    return r.returncode == 0
+def _works(**layers: bool) -> bool:
+    """Does a child confined with these layers start here? (`true` in a real sandbox.)"""
+    with tempfile.TemporaryDirectory(prefix="arena-probe-") as scratch:
+        plan = Confinement(os.getpid(), scratch, scratch=scratch, **layers)
+        try:
+            proc = subprocess.Popen(
+                ["true"],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+                preexec_fn=plan.enter,
+            )
+        except (OSError, subprocess.SubprocessError):
+            return False
+        return proc.wait() == 0
 
 
 # -- unique uids -----------------------------------------------------------------------------
@@ -272,7 +267,7 @@ class ProcessBot(BotProcess):
     def __init__(
         self,
         spec: LaunchSpec,
-        proc: trio.Process,
+        proc: _Child,
         scratch: Path,
         cgroup: BotCgroup | None,
         lease: UidLease | None,
@@ -438,7 +433,7 @@ class ProcessLauncher(Launcher):
         _check_executable(spec, workdir)
         notes: list[str] = []
         lease = None
-        if caps.setpriv is not None:
+        if caps.uids:
             lease = UidLease.acquire(self.uid_base, self.uid_count)
             blocked = _unreachable_paths(spec, workdir, lease.uid)
             if blocked:
@@ -449,7 +444,7 @@ class ProcessLauncher(Launcher):
                 lease = None
         scratch = Path(tempfile.mkdtemp(prefix="arena-bot-"))
         cgroup = None
-        proc = None
+        child = None
         try:
             if lease is not None:
                 os.chown(scratch, lease.uid, lease.uid)
@@ -462,95 +457,125 @@ class ProcessLauncher(Launcher):
                     )
                 except OSError as exc:
                     notes.append(f"no cgroup: {exc}")
-            argv = ["/bin/sh", "-c", GATE_SCRIPT, "arena-gate"]
-            namespaces = []
-            if not limits.network:
-                if caps.unshare_net:
-                    namespaces.append("--net")
-                else:
-                    notes.append("network not isolated")
-            if caps.unshare_mount:
-                namespaces.append("--mount")
-            if namespaces:
-                argv += [caps.unshare_net or caps.unshare_mount or "unshare", *namespaces, "--"]
-            if caps.unshare_mount:
-                owner = str(lease.uid if lease is not None else os.geteuid())
-                argv += ["/bin/sh", "-c", READ_ONLY_SCRIPT, "arena-ro", str(scratch)]
-                argv += [str(limits.tmpfs_mb), owner]
-            if caps.setpriv is not None:
+            if not limits.network and not caps.netns:
+                notes.append("network not isolated")
+            plan = Confinement(
+                parent_pid=os.getpid(),
+                cwd=str(cwd),
+                cgroup_procs=cgroup.procs_files() if cgroup is not None else (),
+                rlimits=_rlimits(
+                    spec,
+                    memory_by_cgroup=bool(cgroup and "memory" in cgroup.dirs),
+                    nproc=lease is not None,
+                ),
+                cpu_affinity=spec.cpu_affinity,
+                new_net=not limits.network and caps.netns,
+                new_mount=caps.mountns,
+                scratch=str(scratch) if caps.mountns else None,
+                tmpfs_mb=limits.tmpfs_mb,
+                owner=lease.uid if lease is not None else os.geteuid(),
+                uid=lease.uid if lease is not None else None,
                 # without a uid of its own (unreachable files) the bot stays uid 0 but still
                 # loses every capability: it cannot remount, escape its cgroup or namespaces
-                user = [] if lease is None else [f"--reuid={lease.uid}", f"--regid={lease.uid}"]
-                argv += [
-                    caps.setpriv,
-                    *user,
-                    "--clear-groups",
-                    "--no-new-privs",
-                    "--inh-caps=-all",
-                    "--bounding-set=-all",
-                    "--",
-                ]
-            argv += list(spec.command)
-            proc = await trio.lowlevel.open_process(
-                argv,
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                cwd=str(cwd),
-                env=scrubbed_env(spec, cwd, scratch),
-                start_new_session=True,
-                close_fds=True,
+                drop_capabilities=caps.uids,
+                cap_last=_cap_last(),
             )
-            _set_rlimits(
-                proc.pid,
-                spec,
-                memory_by_cgroup=bool(cgroup and "memory" in cgroup.dirs),
-                nproc=lease is not None,
-            )
-            if spec.cpu_affinity:
-                os.sched_setaffinity(proc.pid, spec.cpu_affinity)
-            if cgroup is not None:
-                cgroup.add(proc.pid)
-            assert proc.stdin is not None
-            await proc.stdin.send_all(b"\n")
+            child = _Child.spawn(list(spec.command), scrubbed_env(spec, cwd, scratch), plan)
         except BaseException as exc:
-            if proc is not None:
-                with contextlib.suppress(ProcessLookupError):
-                    proc.kill()
-                with trio.CancelScope(shield=True):
-                    await proc.wait()
             if cgroup is not None:
                 cgroup.kill()
                 cgroup.remove()
             if lease is not None:
                 lease.release()
             shutil.rmtree(scratch, ignore_errors=True)
-            if isinstance(exc, OSError | trio.BrokenResourceError):
+            if isinstance(exc, OSError | subprocess.SubprocessError):
                 raise SandboxFault(f"bot {spec.name}: cannot start the sandbox: {exc}") from exc
             raise
-        bot = ProcessBot(spec, proc, scratch, cgroup, lease, tuple(notes))
+        bot = ProcessBot(spec, child, scratch, cgroup, lease, tuple(notes))
         nursery.start_soon(bot._drain_stderr)
         nursery.start_soon(bot._watch_exit)
         return bot
 
 
-#: block until the launcher has contained us, then become the bot (exec keeps the pid)
-GATE_SCRIPT = 'read -r _ || exit 111; exec "$@"'
-#: in a fresh mount namespace (private propagation: nothing leaks to the machine), as root:
-#: put a size-limited tmpfs of the bot's own on its temporary directory, make every other
-#: mount read-only (mount points with escaped characters are skipped), re-enter the working
-#: directory (it may be that temporary directory), go on. Device nodes stay usable on a
-#: read-only mount (/dev/null), so nothing else breaks.
-READ_ONLY_SCRIPT = r"""s=$1 size=$2 id=$3; shift 3
-mount -t tmpfs -o "size=${size}m,mode=0700,uid=$id,gid=$id,nosuid,nodev" arena-tmp "$s" ||
-  exit 112
-while read -r _ m _; do
-  case "$m" in "$s"|*\\*) continue;; esac
-  mount -o remount,bind,ro "$m" 2>/dev/null
-done < /proc/self/mounts
-cd "$(pwd -P)" || exit 113
-exec "$@"
-"""
+class _Child:
+    """The bot's main process: a Popen forked from trio's own thread, its pipes as trio
+    streams, its exit awaited on a pidfd.
+
+    Not `trio.lowlevel.open_process`: that forks from a worker thread, and the bot's
+    parent-death signal fires when the thread that forked it exits, which trio's idle worker
+    threads do after ten seconds: the bot would be killed mid-game. Forking here blocks the
+    event loop for the fork and the confinement's system calls (about a millisecond).
+    """
+
+    def __init__(self, popen: subprocess.Popen[bytes], stdin: int, stdout: int, stderr: int):
+        self._popen = popen
+        self.pid = popen.pid
+        self._pidfd: int | None = os.pidfd_open(popen.pid)
+        self.stdin = trio.lowlevel.FdStream(stdin)
+        self.stdout = trio.lowlevel.FdStream(stdout)
+        self.stderr = trio.lowlevel.FdStream(stderr)
+        self._lock = trio.Lock()
+
+    @classmethod
+    def spawn(cls, argv: list[str], env: dict[str, str], plan: Confinement) -> _Child:
+        fds = [*os.pipe2(os.O_CLOEXEC), *os.pipe2(os.O_CLOEXEC), *os.pipe2(os.O_CLOEXEC)]
+        in_r, in_w, out_r, out_w, err_r, err_w = fds
+        ours = [in_w, out_r, err_r]
+        try:
+            try:
+                popen = subprocess.Popen(
+                    argv,
+                    stdin=in_r,
+                    stdout=out_w,
+                    stderr=err_w,
+                    env=env,
+                    start_new_session=True,
+                    close_fds=True,
+                    preexec_fn=plan.enter,  # forked from this thread: see the docstring
+                )
+            finally:
+                for fd in (in_r, out_w, err_w):
+                    os.close(fd)
+        except subprocess.SubprocessError as exc:
+            # the child wrote nothing useful to its stderr: say which step failed if we can
+            os.set_blocking(err_r, False)
+            with contextlib.suppress(OSError):
+                detail = os.read(err_r, 4096).decode(errors="replace").strip()
+                if detail:
+                    exc = subprocess.SubprocessError(f"{exc} {detail}")
+            for fd in ours:
+                os.close(fd)
+            raise exc from None
+        except BaseException:
+            for fd in ours:
+                os.close(fd)
+            raise
+        try:
+            return cls(popen, in_w, out_r, err_r)
+        except BaseException:
+            popen.kill()
+            popen.wait()
+            raise
+
+    @property
+    def returncode(self) -> int | None:
+        return self._popen.returncode
+
+    async def wait(self) -> int:
+        async with self._lock:
+            while self._popen.poll() is None:
+                assert self._pidfd is not None
+                await trio.lowlevel.wait_readable(self._pidfd)
+            if self._pidfd is not None:
+                os.close(self._pidfd)
+                self._pidfd = None
+        returncode = self._popen.returncode
+        assert returncode is not None
+        return returncode
+
+    def kill(self) -> None:
+        """SIGKILL, unless already reaped (then the pid may belong to someone else)."""
+        self._popen.send_signal(signal.SIGKILL)
 
 
 def _unreachable_paths(spec: LaunchSpec, workdir: Path | None, uid: int) -> list[Path]:
@@ -593,8 +618,10 @@ def _check_executable(spec: LaunchSpec, workdir: Path | None) -> None:
         raise LaunchError(f"bot {spec.name}: cannot start {prog}: not found in PATH")
 
 
-def _set_rlimits(pid: int, spec: LaunchSpec, memory_by_cgroup: bool, nproc: bool) -> None:
-    """Kernel-enforced limits on the gated child, inherited by everything it starts."""
+def _rlimits(
+    spec: LaunchSpec, memory_by_cgroup: bool, nproc: bool
+) -> tuple[tuple[int, tuple[int, int]], ...]:
+    """Kernel-enforced limits for the child, inherited by everything it starts."""
     limits = spec.limits
     mib = 1024 * 1024
     todo = [
@@ -610,6 +637,15 @@ def _set_rlimits(pid: int, spec: LaunchSpec, memory_by_cgroup: bool, nproc: bool
     if nproc:
         # per uid, so only meaningful (and harmless to others) with a uid of the bot's own
         todo.append((resource.RLIMIT_NPROC, limits.processes))
-    for res, value in todo:
-        soft, hard = value if isinstance(value, tuple) else (value, value)
-        resource.prlimit(pid, res, (soft, hard))
+    return tuple(
+        (res, value if isinstance(value, tuple) else (value, value)) for res, value in todo
+    )
+
+
+@functools.cache
+def _cap_last() -> int:
+    """The highest capability number this kernel knows (all are dropped from bots)."""
+    try:
+        return int(Path("/proc/sys/kernel/cap_last_cap").read_text())
+    except (OSError, ValueError):
+        return 63

@@ -75,7 +75,7 @@ async def test_hostile_bot_loses_cleanly(mode, isolation, request, hostile_dir, 
         request.getfixturevalue("hostile_image")
     caps = capabilities()
     needs_uid = ("sigstop_parent", "write_outside", "kill_opponent")
-    if isolation == "process" and mode in needs_uid and not caps.setpriv:
+    if isolation == "process" and mode in needs_uid and not caps.uids:
         pytest.skip("process mode contains this only with an unprivileged uid (arena as root)")
     if isolation == "process" and mode == "memory_hog" and caps.cgroups.memory is None:
         CATALOGUE[mode][0].add("crash")  # no memory cgroup: rlimit, the bot dies of ENOMEM
@@ -102,7 +102,7 @@ async def test_hostile_bot_loses_cleanly(mode, isolation, request, hostile_dir, 
             # the arena's own files: a root-owned, world-readable directory; world-writable
             # too (like /tmp) where a read-only mount namespace must protect it by itself
             victim_dir = Path(tempfile.mkdtemp(prefix="arena-victim-"))
-            victim_dir.chmod(0o1777 if caps.unshare_mount else 0o755)
+            victim_dir.chmod(0o1777 if caps.mountns else 0o755)
             arg = str(victim_dir / "pwned")
 
         # a bot that never answers costs the whole startup time: keep that one short

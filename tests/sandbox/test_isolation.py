@@ -26,7 +26,7 @@ from arena.sandbox.process import (
 )
 
 CAPS = capabilities()
-needs_uid = pytest.mark.skipif(not CAPS.setpriv, reason="needs root and setpriv (unique uids)")
+needs_uid = pytest.mark.skipif(not CAPS.uids, reason="needs root (unique uids)")
 needs_cgroup = pytest.mark.skipif(not CAPS.cgroups.usable, reason="no writable cgroup here")
 
 
@@ -72,7 +72,7 @@ async def test_concurrent_bots_get_distinct_unprivileged_uids():
             assert {ua, ub} == {a.uid, b.uid}
 
 
-@pytest.mark.skipif(not CAPS.unshare_net, reason="no network namespaces here")
+@pytest.mark.skipif(not CAPS.netns, reason="no network namespaces here")
 async def test_no_network_by_default_and_network_on_request():
     script = "tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | sort | tr '\\n' ,; echo"
     launcher = ProcessLauncher()
@@ -88,19 +88,19 @@ async def test_no_network_by_default_and_network_on_request():
 
 def variants() -> list:
     out = [pytest.param(CAPS, id="all-layers")]
-    if CAPS.setpriv and CAPS.cgroups.usable:
+    if CAPS.uids and CAPS.cgroups.usable:
         out.append(
             pytest.param(dataclasses.replace(CAPS, cgroups=CgroupSystem()), id="uid-no-cgroup")
         )
     if CAPS.cgroups.usable:
-        out.append(pytest.param(dataclasses.replace(CAPS, setpriv=None), id="cgroup-no-uid"))
+        out.append(pytest.param(dataclasses.replace(CAPS, uids=False), id="cgroup-no-uid"))
     return out
 
 
 @pytest.mark.parametrize("caps", variants())
 async def test_setsid_child_dies_with_the_bot(caps: Capabilities):
     """A child that left the process group is still ended, by cgroup or by uid."""
-    if not (caps.setpriv or caps.cgroups.usable):
+    if not (caps.uids or caps.cgroups.usable):
         pytest.skip("only a process group here: setsid children can escape (docs/security.md)")
     launcher = ProcessLauncher(caps=caps)
     script = "setsid sleep 60 & echo $!; sleep 60"
@@ -114,7 +114,7 @@ async def test_setsid_child_dies_with_the_bot(caps: Capabilities):
 
 @pytest.mark.parametrize("caps", variants())
 async def test_fork_bomb_is_bounded_and_fully_killed(caps: Capabilities):
-    if not (caps.setpriv or caps.cgroups.usable):
+    if not (caps.uids or caps.cgroups.usable):
         pytest.skip("neither a cgroup nor a unique uid: a fork bomb would not be bounded")
     launcher = ProcessLauncher(caps=caps)
     # a shell fork bomb whose members leave the process group; prints the leader's pid first
@@ -174,7 +174,7 @@ def world() -> Iterator[Path]:
     shutil.rmtree(d, ignore_errors=True)
 
 
-@pytest.mark.skipif(not CAPS.unshare_mount, reason="no mount namespaces here")
+@pytest.mark.skipif(not CAPS.mountns, reason="no mount namespaces here")
 async def test_filesystem_is_read_only_but_the_private_tmpdir(world: Path):
     script = (
         'echo ok > "$TMPDIR/mine" && cat "$TMPDIR/mine"; '
@@ -191,7 +191,7 @@ async def test_filesystem_is_read_only_but_the_private_tmpdir(world: Path):
     assert not await trio.Path(world / "theirs").exists()
 
 
-@pytest.mark.skipif(not CAPS.unshare_mount, reason="no mount namespaces here")
+@pytest.mark.skipif(not CAPS.mountns, reason="no mount namespaces here")
 async def test_private_tmpdir_is_a_small_tmpfs_and_the_default_cwd():
     """Without a workdir the bot starts in its private directory, writable by relative
     paths, and bounded by limits.tmpfs_mb."""
@@ -230,7 +230,7 @@ def test_cgroups_of_dead_arenas_are_swept():
 
 async def test_bare_fallback_still_plays_and_kills_its_group():
     """No cgroup, no uid switch, no namespaces (an unprivileged arena): the process group."""
-    bare = Capabilities(root=False, setpriv=None, unshare_net=None, cgroups=CgroupSystem())
+    bare = Capabilities(root=False, uids=False, cgroups=CgroupSystem())
     script = "sleep 60 & echo $!; read line; echo got $line; sleep 60"
     async with trio.open_nursery() as nursery:
         bot = await ProcessLauncher(caps=bare).start(LaunchSpec("b", ("sh", "-c", script)), nursery)

@@ -1,0 +1,303 @@
+"""The bot's confinement, applied by the forked child itself between fork and exec.
+
+Every layer is a handful of system calls (through ctypes) made in `Confinement.enter`, the
+`preexec_fn` of the bot's `subprocess.Popen`: the child joins its cgroup, takes its rlimits,
+enters new mount and network namespaces, makes the whole filesystem read-only in one call
+(`mount_setattr(2)` with `AT_RECURSIVE`), mounts its private tmpfs, drops every capability,
+switches to its own uid, sets `no_new_privs` and a parent-death signal, and only then execs
+the bot. So the bot is contained from its first instruction without a gate, and no helper
+program (`sh`, `unshare`, one `mount` per mount point, `setpriv`) is started per bot: those
+cost tens of milliseconds per bot, the calls here well under one.
+
+Only async-signal-unsafe in theory: `preexec_fn` runs Python in a forked child of a process
+that has threads (trio's worker threads). The child only makes system calls, opens files and
+allocates small objects under the GIL it holds, which is what CPython supports; everything
+ctypes needs (the libc handle, argument types) is prepared in the parent.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import errno
+import functools
+import os
+import resource
+import signal
+from dataclasses import dataclass
+
+# <linux/sched.h>, <sys/mount.h>, <linux/mount.h>, <linux/prctl.h>, <fcntl.h>
+CLONE_NEWNS = 0x00020000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY = 0x1
+MS_NOSUID = 0x2
+MS_NODEV = 0x4
+MS_NOEXEC = 0x8
+MS_REMOUNT = 0x20
+MS_BIND = 0x1000
+MS_REC = 0x4000
+MS_PRIVATE = 0x40000
+MOUNT_ATTR_RDONLY = 0x1
+AT_FDCWD = -100
+AT_EMPTY_PATH = 0x1000
+AT_RECURSIVE = 0x8000
+OPEN_TREE_CLONE = 1
+OPEN_TREE_CLOEXEC = 0o2000000
+MOVE_MOUNT_F_EMPTY_PATH = 0x4
+PR_SET_PDEATHSIG = 1
+PR_CAPBSET_DROP = 24
+PR_SET_NO_NEW_PRIVS = 38
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+_LINUX_CAPABILITY_VERSION_3 = 0x20080522
+# the mount API's syscalls have the same numbers on every architecture (asm-generic, >= 424)
+SYS_OPEN_TREE = 428
+SYS_MOVE_MOUNT = 429
+SYS_MOUNT_SETATTR = 442
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [
+        ("attr_set", ctypes.c_uint64),
+        ("attr_clr", ctypes.c_uint64),
+        ("propagation", ctypes.c_uint64),
+        ("userns_fd", ctypes.c_uint64),
+    ]
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [
+        ("effective", ctypes.c_uint32),
+        ("permitted", ctypes.c_uint32),
+        ("inheritable", ctypes.c_uint32),
+    ]
+
+
+@functools.cache
+def libc() -> ctypes.CDLL:
+    """The C library, loaded once in the parent (a fork child must not dlopen)."""
+    return ctypes.CDLL(None, use_errno=True)
+
+
+def _check(ret: int, what: str) -> int:
+    if ret < 0:
+        err = ctypes.get_errno()
+        raise OSError(err, f"{what}: {os.strerror(err)}")
+    return ret
+
+
+def _b(path: str) -> bytes:
+    return os.fsencode(path)
+
+
+def unshare(flags: int) -> None:
+    _check(libc().unshare(ctypes.c_int(flags)), "unshare")
+
+
+def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None):
+    _check(
+        libc().mount(
+            None if source is None else _b(source),
+            _b(target),
+            None if fstype is None else _b(fstype),
+            ctypes.c_ulong(flags),
+            None if data is None else _b(data),
+        ),
+        f"mount {target}",
+    )
+
+
+def mount_setattr_recursive_readonly(path: str) -> None:
+    """The whole tree under `path` read-only in one system call (Linux >= 5.12)."""
+    attr = _MountAttr(MOUNT_ATTR_RDONLY, 0, 0, 0)
+    _check(
+        libc().syscall(
+            ctypes.c_long(SYS_MOUNT_SETATTR),
+            ctypes.c_long(AT_FDCWD),
+            _b(path),
+            ctypes.c_uint(AT_RECURSIVE),
+            ctypes.byref(attr),
+            ctypes.c_size_t(ctypes.sizeof(attr)),
+        ),
+        "mount_setattr",
+    )
+
+
+def open_tree_clone(path: str) -> int:
+    """A detached copy of the mount tree at `path` (Linux >= 5.2), to attach elsewhere."""
+    flags = OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC | AT_RECURSIVE
+    return _check(
+        libc().syscall(
+            ctypes.c_long(SYS_OPEN_TREE), ctypes.c_long(AT_FDCWD), _b(path), ctypes.c_uint(flags)
+        ),
+        f"open_tree {path}",
+    )
+
+
+def move_mount(fd: int, target: str) -> None:
+    _check(
+        libc().syscall(
+            ctypes.c_long(SYS_MOVE_MOUNT),
+            ctypes.c_long(fd),
+            b"",
+            ctypes.c_long(AT_FDCWD),
+            _b(target),
+            ctypes.c_uint(MOVE_MOUNT_F_EMPTY_PATH),
+        ),
+        f"move_mount {target}",
+    )
+
+
+def prctl(option: int, arg: int = 0) -> None:
+    _check(
+        libc().prctl(
+            ctypes.c_int(option), ctypes.c_ulong(arg), ctypes.c_ulong(0), ctypes.c_ulong(0),
+            ctypes.c_ulong(0),
+        ),
+        f"prctl {option}",
+    )  # fmt: skip
+
+
+def clear_capabilities() -> None:
+    """Empty effective, permitted and inheritable sets (lowering needs no privilege)."""
+    header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
+    data = (_CapData * 2)()
+    _check(libc().capset(ctypes.byref(header), ctypes.byref(data)), "capset")
+
+
+def _unescape(field_: str) -> str:
+    """Mount points in /proc/self/mountinfo escape space, tab, newline and backslash."""
+    out, i = [], 0
+    while i < len(field_):
+        if field_[i] == "\\" and field_[i + 1 : i + 4].isdigit():
+            out.append(chr(int(field_[i + 1 : i + 4], 8)))
+            i += 4
+        else:
+            out.append(field_[i])
+            i += 1
+    return "".join(out)
+
+
+def remount_each_readonly(skip: str) -> None:
+    """Fallback for kernels without mount_setattr: one remount per mount point, keeping the
+    flags the kernel would otherwise refuse to drop (nosuid, nodev, noexec)."""
+    with open("/proc/self/mountinfo") as f:
+        lines = f.read().splitlines()
+    for line in lines:
+        parts = line.split()
+        target, opts = _unescape(parts[4]), parts[5].split(",")
+        if target == skip:
+            continue
+        flags = MS_REMOUNT | MS_BIND | MS_RDONLY
+        for name, bit in (("nosuid", MS_NOSUID), ("nodev", MS_NODEV), ("noexec", MS_NOEXEC)):
+            if name in opts:
+                flags |= bit
+        try:
+            mount(None, target, None, flags, None)
+        except OSError:
+            continue  # a mount we cannot remount (gone meanwhile, or locked): left as is
+
+
+@dataclass(frozen=True)
+class Exposure:
+    """A directory the bot's uid cannot traverse (e.g. /root, mode 0700) covered, in the
+    bot's own mount namespace, by an empty tmpfs into which only `names` (e.g. `.pyenv`, an
+    interpreter's prefix) are bound again: the bot reaches what it needs, nothing else."""
+
+    directory: str
+    names: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class Confinement:
+    """What the forked child does to itself before it execs the bot (all computed in the
+    parent: the child only makes system calls)."""
+
+    parent_pid: int
+    cwd: str
+    cgroup_procs: tuple[str, ...] = ()
+    rlimits: tuple[tuple[int, tuple[int, int]], ...] = ()
+    cpu_affinity: tuple[int, ...] | None = None
+    new_net: bool = False
+    new_mount: bool = False
+    scratch: str | None = None  # gets a tmpfs of tmpfs_mb owned by `owner` (new_mount only)
+    tmpfs_mb: int = 64
+    owner: int = 0
+    exposures: tuple[Exposure, ...] = ()
+    uid: int | None = None  # switch to this uid (and gid), no supplementary groups
+    drop_capabilities: bool = False  # empty bounding set (needs root), then no capabilities
+    cap_last: int = 40
+
+    def enter(self) -> None:
+        """Runs in the child after fork, before exec (order matters; see each step)."""
+        pid = os.getpid()
+        # first the cgroup, so that everything after (the tmpfs pages) is charged to it
+        for procs in self.cgroup_procs:
+            fd = os.open(procs, os.O_WRONLY)
+            try:
+                os.write(fd, str(pid).encode())
+            finally:
+                os.close(fd)
+        for res, limit in self.rlimits:
+            resource.setrlimit(res, limit)
+        if self.cpu_affinity:
+            os.sched_setaffinity(0, self.cpu_affinity)
+        flags = (CLONE_NEWNET if self.new_net else 0) | (CLONE_NEWNS if self.new_mount else 0)
+        if flags:
+            unshare(flags)
+        if self.new_mount:
+            self._mounts()
+        if self.drop_capabilities:
+            # the bounding set needs CAP_SETPCAP, so it goes before the uid switch clears it
+            for cap in range(self.cap_last + 1):
+                try:
+                    prctl(PR_CAPBSET_DROP, cap)
+                except OSError as exc:
+                    if exc.errno != errno.EINVAL:  # EINVAL: a capability this kernel lacks
+                        raise
+        if self.uid is not None:
+            os.setgroups([])
+            os.setresgid(self.uid, self.uid, self.uid)
+            os.setresuid(self.uid, self.uid, self.uid)
+        if self.drop_capabilities:
+            prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+            clear_capabilities()
+        prctl(PR_SET_NO_NEW_PRIVS, 1)
+        # after the uid switch: it would fail for a directory the bot's uid cannot enter,
+        # and the scratch directory shows its tmpfs only when entered after the mount
+        os.chdir(self.cwd)
+        # last: a change of uid clears it. It fires when the thread that forked us exits,
+        # which is why the launcher forks from trio's (main) thread, never a worker thread.
+        prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+        if os.getppid() != self.parent_pid:
+            os.kill(pid, signal.SIGKILL)  # the arena died before the signal was armed
+
+    def _mounts(self) -> None:
+        # private propagation first: nothing done below may leak to the machine's mounts
+        mount(None, "/", None, MS_REC | MS_PRIVATE, None)
+        for exp in self.exposures:
+            trees = [open_tree_clone(os.path.join(exp.directory, n)) for n in exp.names]
+            try:
+                mount("arena-cover", exp.directory, "tmpfs", MS_NOSUID | MS_NODEV, "size=16k")
+                for name, fd in zip(exp.names, trees, strict=True):
+                    target = os.path.join(exp.directory, name)
+                    if os.path.isdir(f"/proc/self/fd/{fd}"):
+                        os.mkdir(target, 0o755)
+                    else:
+                        os.close(os.open(target, os.O_CREAT | os.O_WRONLY, 0o644))
+                    move_mount(fd, target)
+            finally:
+                for fd in trees:
+                    os.close(fd)
+        try:
+            mount_setattr_recursive_readonly("/")
+        except OSError as exc:
+            if exc.errno not in (errno.ENOSYS, errno.EINVAL):
+                raise
+            remount_each_readonly(skip=self.scratch or "")
+        if self.scratch is not None:
+            opts = f"size={self.tmpfs_mb}m,mode=0700,uid={self.owner},gid={self.owner}"
+            mount("arena-tmp", self.scratch, "tmpfs", MS_NOSUID | MS_NODEV, opts)
