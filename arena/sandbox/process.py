@@ -278,6 +278,7 @@ class ProcessBot(BotProcess):
         self.pid = proc.pid
         self._scratch = scratch
         self._cgroup = cgroup
+        self._cgroup_gone = False  # removed: the tree is proven gone
         self._lease = lease
         #: how this bot is contained (for records and debugging)
         self.notes = notes
@@ -385,19 +386,29 @@ class ProcessBot(BotProcess):
             await self._cleanup()
 
     async def _cleanup(self) -> None:
-        """Wait (bounded) until the tree is gone, then free cgroup, uid and scratch dir."""
+        """Wait (bounded) until the tree is gone, then free cgroup, uid and scratch dir.
+
+        With a cgroup, its removal proves the tree gone: a bot without capabilities cannot
+        leave it, so the scans of /proc by uid (milliseconds each) are only the fallback."""
         with trio.move_on_after(CLEANUP_SECONDS):
             while True:
                 self._kill_tree()
-                if self._lease is not None:
-                    await trio.to_thread.run_sync(kill_uid, self._lease.uid)
-                if self._cgroup is None or self._cgroup.remove():
+                if self._cgroup is None:
+                    if self._lease is not None:
+                        await trio.to_thread.run_sync(kill_uid, self._lease.uid)
+                    break
+                if self._cgroup.remove():
+                    self._cgroup_gone = True
                     break
                 await trio.sleep(0.02)
         # a uid whose processes survived stays locked until the arena exits, never reused
-        if self._lease is not None and not processes_of_uid(self._lease.uid):
+        if self._lease is not None and (self._cgroup_gone or not processes_of_uid(self._lease.uid)):
             self._lease.release()
-        await trio.to_thread.run_sync(lambda: shutil.rmtree(self._scratch, ignore_errors=True))
+        try:
+            # its tmpfs was only mounted in the bot's own namespace: here it is empty
+            self._scratch.rmdir()
+        except OSError:
+            await trio.to_thread.run_sync(lambda: shutil.rmtree(self._scratch, ignore_errors=True))
 
 
 # -- the launcher ----------------------------------------------------------------------------
@@ -426,7 +437,11 @@ class ProcessLauncher(Launcher):
     async def start(self, spec: LaunchSpec, nursery: trio.Nursery) -> BotProcess:
         if not spec.command:
             raise LaunchError(f"bot {spec.name}: empty command")
-        caps = self.caps or await trio.to_thread.run_sync(capabilities)
+        caps = self.caps
+        if caps is None:
+            # probed once per process (it runs programs): in a thread the first time only
+            probed = capabilities.cache_info().currsize > 0
+            caps = capabilities() if probed else await trio.to_thread.run_sync(capabilities)
         workdir = Path(spec.workdir) if spec.workdir is not None else None
         if workdir is not None and not workdir.is_dir():
             raise LaunchError(f"bot {spec.name}: working directory {workdir} does not exist")
