@@ -281,7 +281,8 @@ class Confinement:
         for exp in self.exposures:
             trees = [open_tree_clone(os.path.join(exp.directory, n)) for n in exp.names]
             try:
-                mount("arena-cover", exp.directory, "tmpfs", MS_NOSUID | MS_NODEV, "size=16k")
+                opts = "size=16k,mode=0755"
+                mount("arena-cover", exp.directory, "tmpfs", MS_NOSUID | MS_NODEV, opts)
                 for name, fd in zip(exp.names, trees, strict=True):
                     target = os.path.join(exp.directory, name)
                     if os.path.isdir(f"/proc/self/fd/{fd}"):

@@ -48,7 +48,7 @@ from arena.sandbox.base import (
     SandboxFault,
 )
 from arena.sandbox.cgroups import BotCgroup, CgroupSystem, sweep_stale
-from arena.sandbox.confine import Confinement
+from arena.sandbox.confine import Confinement, Exposure
 
 #: PATH given to bots: enough to find interpreters, nothing of the arena's own environment.
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -239,23 +239,75 @@ def kill_uid(uid: int, rounds: int = 50) -> None:
 
 def reachable_by(path: Path, uid: int, gid: int) -> bool:
     """Can `uid` traverse to `path` and list it? (Mode bits only; enough for the usual cases.)"""
+    return _first_blocked(path, uid, gid) is None
+
+
+def _first_blocked(path: Path, uid: int, gid: int) -> Path | None:
+    """The first component on the way to `path` (or `path` itself) that `uid` cannot
+    traverse, list or read; None if it can reach all of it."""
     path = path.resolve()
     for p in [*reversed(path.parents), path]:
-        try:
-            st = p.stat()
-        except OSError:
-            return False
-        if p == path and not p.is_dir():
-            need = stat.S_IROTH
+        if _component_blocked(p, path, uid, gid):
+            return p
+    return None
+
+
+def _component_blocked(p: Path, leaf: Path, uid: int, gid: int) -> bool:
+    """Do p's own mode bits stop `uid` on its way to `leaf` (p is leaf or an ancestor)?"""
+    try:
+        st = p.stat()
+    except OSError:
+        return True
+    if p == leaf and not stat.S_ISDIR(st.st_mode):
+        need = stat.S_IROTH
+    else:
+        need = stat.S_IXOTH | (stat.S_IROTH if p == leaf else 0)
+    if st.st_uid == uid:
+        need <<= 6
+    elif st.st_gid == gid:
+        need <<= 3
+    return st.st_mode & need != need
+
+
+def exposures_for(paths: list[Path], uid: int) -> tuple[Exposure, ...] | None:
+    """How to make `paths` reachable by `uid` in its mount namespace without touching the
+    machine: for each directory it cannot traverse (say /root, 0700, holding a pyenv
+    interpreter), cover that directory with an empty tmpfs and bind back only the entries
+    on the way to the paths (/root/.pyenv). None if that is not enough (a blocked directory
+    below the entry, a file it cannot read): the caller then keeps the arena's uid."""
+    covers: dict[Path, set[str]] = {}
+    for path in paths:
+        path = path.resolve()
+        for _ in range(8):  # each round covers one directory more, a cover at a time
+            blocked = _first_blocked_under(path, uid, covers)
+            if blocked is None:
+                break
+            if blocked == path or not blocked.is_dir():
+                return None  # the path itself is unreadable: nothing to expose
+            entry = path.relative_to(blocked).parts[0]
+            covers.setdefault(blocked, set()).add(entry)
         else:
-            need = stat.S_IXOTH | (stat.S_IROTH if p == path else 0)
-        if st.st_uid == uid:
-            need <<= 6
-        elif st.st_gid == gid:
-            need <<= 3
-        if st.st_mode & need != need:
-            return False
-    return True
+            return None
+    # parents first: a cover inside another cover's entry must be mounted after it
+    return tuple(
+        Exposure(str(d), tuple(sorted(names)))
+        for d, names in sorted(covers.items(), key=lambda kv: len(kv[0].parts))
+    )
+
+
+def _first_blocked_under(path: Path, uid: int, covers: dict[Path, set[str]]) -> Path | None:
+    """Like _first_blocked, but a covered directory is traversable (its tmpfs is 0755) on
+    the way to one of its exposed entries, and only there."""
+    for p in [*reversed(path.parents), path]:
+        names = covers.get(p)
+        if names is not None:
+            rest = path.relative_to(p).parts
+            if rest and rest[0] in names:
+                continue
+            return p
+        if _component_blocked(p, path, uid, uid):
+            return p
+    return None
 
 
 # -- the running bot -------------------------------------------------------------------------
@@ -448,9 +500,18 @@ class ProcessLauncher(Launcher):
         _check_executable(spec, workdir)
         notes: list[str] = []
         lease = None
+        exposures: tuple[Exposure, ...] = ()
         if caps.uids:
             lease = UidLease.acquire(self.uid_base, self.uid_count)
             blocked = _unreachable_paths(spec, workdir, lease.uid)
+            if blocked and caps.mountns:
+                # usually an interpreter under /root (pyenv): show the bot just that
+                needed = [*blocked, Path(tempfile.gettempdir())]
+                exposed = exposures_for(needed, lease.uid)
+                if exposed is not None:
+                    blocked = []
+                    exposures = exposed
+                    notes.append("exposed: " + ", ".join(_describe(exposed)))
             if blocked:
                 # e.g. a bot under /root or a 0700 pytest tmp dir: run it with the arena's
                 # own uid rather than fail, and say so (docs/security.md)
@@ -489,6 +550,7 @@ class ProcessLauncher(Launcher):
                 scratch=str(scratch) if caps.mountns else None,
                 tmpfs_mb=limits.tmpfs_mb,
                 owner=lease.uid if lease is not None else os.geteuid(),
+                exposures=exposures,
                 uid=lease.uid if lease is not None else None,
                 # without a uid of its own (unreachable files) the bot stays uid 0 but still
                 # loses every capability: it cannot remount, escape its cgroup or namespaces
@@ -591,6 +653,10 @@ class _Child:
     def kill(self) -> None:
         """SIGKILL, unless already reaped (then the pid may belong to someone else)."""
         self._popen.send_signal(signal.SIGKILL)
+
+
+def _describe(exposures: tuple[Exposure, ...]) -> list[str]:
+    return [f"{os.path.join(e.directory, n)}" for e in exposures for n in e.names]
 
 
 def _unreachable_paths(spec: LaunchSpec, workdir: Path | None, uid: int) -> list[Path]:

@@ -305,3 +305,62 @@ def test_no_cgroup_hierarchy_is_reported(tmp_path: Path):
     system = CgroupSystem.detect(tmp_path / "nothing")
     assert not system.usable
     assert "no cgroup" in system.describe()
+
+
+# -- interpreters the bot's uid could not reach (pyenv under /root) --------------------------
+
+
+@needs_uid
+@pytest.mark.skipif(not CAPS.mountns, reason="no mount namespaces here")
+async def test_python_bot_runs_under_its_own_uid():
+    """The arena's own interpreter (with msgpack and the bots' SDK, as Python bots use it)
+    runs under the bot's uid even when it lives in a directory that uid cannot enter: only
+    the way to it is exposed, in the bot's own mount namespace."""
+    code = (
+        "import os, sys, msgpack, protocol\n"
+        "parent = os.path.dirname(sys.base_prefix)\n"
+        "while os.path.dirname(parent) != '/': parent = os.path.dirname(parent)\n"
+        "print(os.getuid(), parent, *sorted(os.listdir(parent)))\n"
+    )
+    spec = LaunchSpec("py", (sys.executable, "-c", code))
+    async with trio.open_nursery() as nursery:
+        bot = await ProcessLauncher().start(spec, nursery)
+        assert isinstance(bot, ProcessBot)
+        async with bot:
+            uid, top, *listing = (await first_line(bot)).split()
+    assert int(uid) == bot.uid and bot.uid not in (None, 0), (uid, bot.notes)
+    host = sorted(os.listdir(top))
+    if os.stat(top).st_mode & 0o001 == 0:  # e.g. /root: only the interpreter's entry shows
+        assert len(listing) == 1 and listing[0] in host, (listing, bot.notes)
+    else:
+        assert listing == host
+
+
+def test_exposures_cover_only_blocked_directories(world: Path):
+    from arena.sandbox.process import exposures_for
+
+    world.chmod(0o755)
+    closed = world / "closed"
+    (closed / "open" / "bin").mkdir(parents=True)
+    (closed / "secret").mkdir()
+    (closed / "open" / "bin" / "prog").write_text("")
+    (closed / "open" / "shut").mkdir(mode=0o700)
+    (closed / "open" / "shut" / "x").write_text("")
+    (closed / "open" / "private").write_text("")
+    (closed / "open" / "private").chmod(0o600)
+    closed.chmod(0o700)
+    uid = 70999
+    found = exposures_for([closed / "open" / "bin" / "prog"], uid)
+    assert found is not None
+    assert [(e.directory, e.names) for e in found] == [(str(closed), ("open",))]
+    # a blocked directory below an exposed entry is covered in turn, after its parent
+    found = exposures_for([closed / "open" / "shut" / "x", closed / "open" / "bin"], uid)
+    assert found is not None
+    assert [(e.directory, e.names) for e in found] == [
+        (str(closed), ("open",)),
+        (str(closed / "open" / "shut"), ("x",)),
+    ]
+    # a file the uid cannot read: exposing cannot help
+    assert exposures_for([closed / "open" / "private"], uid) is None
+    # nothing blocked (root may go everywhere): nothing to expose
+    assert exposures_for([closed / "open" / "bin" / "prog"], 0) == ()
