@@ -17,6 +17,7 @@ ctypes needs (the libc handle, argument types) is prepared in the parent.
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import errno
 import functools
@@ -232,7 +233,17 @@ class Confinement:
     cap_last: int = 40
 
     def enter(self) -> None:
-        """Runs in the child after fork, before exec (order matters; see each step)."""
+        """Runs in the child after fork, before exec. subprocess reports a failure here only
+        as "Exception occurred in preexec_fn", so the reason goes to the child's stderr,
+        where the launcher reads it."""
+        try:
+            self._enter()
+        except BaseException as exc:
+            with contextlib.suppress(OSError):
+                os.write(2, f"arena sandbox: {exc}\n".encode(errors="replace"))
+            raise
+
+    def _enter(self) -> None:
         pid = os.getpid()
         # first the cgroup, so that everything after (the tmpfs pages) is charged to it
         for procs in self.cgroup_procs:
