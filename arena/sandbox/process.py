@@ -27,6 +27,7 @@ import contextlib
 import fcntl
 import functools
 import os
+import re
 import resource
 import secrets
 import shutil
@@ -137,7 +138,40 @@ def capabilities() -> Capabilities:
     mountns = not os.environ.get("ARENA_NO_READONLY") and _works(new_mount=True)
     cgroups = CgroupSystem.detect()
     sweep_stale(cgroups)  # bots of arenas that crashed earlier
+    sweep_stale_scratch(Path(tempfile.gettempdir()))
     return Capabilities(root, root, netns, cgroups, mountns)
+
+
+_SCRATCH = re.compile(r"arena-bot-(\d+)-[A-Za-z0-9_]+")
+
+
+def sweep_stale_scratch(tmp: Path) -> int:
+    """Remove the bots' temporary directories left by arenas that died (SIGKILL) before
+    their cleanup ran; named after the arena's pid, like the cgroups. Returns how many."""
+    removed = 0
+    me = os.geteuid()
+    owners = range(DEFAULT_UID_BASE, DEFAULT_UID_BASE + DEFAULT_UID_COUNT)
+    try:
+        entries = list(os.scandir(tmp))
+    except OSError:
+        return 0
+    for entry in entries:
+        m = _SCRATCH.fullmatch(entry.name)
+        if m is None:
+            continue
+        try:
+            st = entry.stat(follow_symlinks=False)
+            if not stat.S_ISDIR(st.st_mode) or (st.st_uid != me and st.st_uid not in owners):
+                continue
+            os.kill(int(m.group(1)), 0)
+            continue  # its arena still runs
+        except ProcessLookupError:
+            pass
+        except OSError:
+            continue
+        shutil.rmtree(entry.path, ignore_errors=True)
+        removed += 1
+    return removed
 
 
 def _works(**layers: bool) -> bool:
@@ -518,7 +552,8 @@ class ProcessLauncher(Launcher):
                 notes.append(f"{blocked[0]} is not reachable by an unprivileged uid")
                 lease.release()
                 lease = None
-        scratch = Path(tempfile.mkdtemp(prefix="arena-bot-"))
+        # named after the arena, so that the next arena removes it if this one is killed
+        scratch = Path(tempfile.mkdtemp(prefix=f"arena-bot-{os.getpid()}-"))
         cgroup = None
         child = None
         try:

@@ -7,8 +7,11 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from pathlib import Path
+
+from arena.sandbox.process import sweep_stale_scratch
 
 from .conftest import processes_with, wait_gone
 
@@ -40,6 +43,11 @@ def test_sigkilled_referee_leaves_no_bot(hostile_dir: Path, token: str) -> None:
         referee.wait()
         left = wait_gone(token, 5.0)
         assert left == [], left
+        # its bots' temporary directories are the next arena's to remove
+        tmp = Path(tempfile.gettempdir())
+        assert list(tmp.glob(f"arena-bot-{referee.pid}-*"))
+        sweep_stale_scratch(tmp)
+        assert not list(tmp.glob(f"arena-bot-{referee.pid}-*"))
     finally:
         if referee.poll() is None:
             referee.kill()
