@@ -9,10 +9,10 @@ the bot. So the bot is contained from its first instruction without a gate, and 
 program (`sh`, `unshare`, one `mount` per mount point, `setpriv`) is started per bot: those
 cost tens of milliseconds per bot, the calls here well under one.
 
-Only async-signal-unsafe in theory: `preexec_fn` runs Python in a forked child of a process
-that has threads (trio's worker threads). The child only makes system calls, opens files and
-allocates small objects under the GIL it holds, which is what CPython supports; everything
-ctypes needs (the libc handle, argument types) is prepared in the parent.
+Why `preexec_fn` is acceptable here although the arena has threads (trio's worker threads):
+the child only makes system calls, opens files and allocates small objects under the GIL it
+holds (CPython re-initialises its own locks after fork; glibc's malloc is fork-safe), and the
+libc functions ctypes needs are looked up in the parent, when the plan is made.
 """
 
 from __future__ import annotations
@@ -79,8 +79,13 @@ class _CapData(ctypes.Structure):
 
 @functools.cache
 def libc() -> ctypes.CDLL:
-    """The C library, loaded once in the parent (a fork child must not dlopen)."""
-    return ctypes.CDLL(None, use_errno=True)
+    """The C library with every function the child calls already looked up: ctypes caches
+    them on the handle, so the forked child never enters the dynamic loader (whose lock
+    another thread may have held at the fork)."""
+    lib = ctypes.CDLL(None, use_errno=True)
+    for name in ("unshare", "mount", "syscall", "prctl", "capset"):
+        getattr(lib, name)
+    return lib
 
 
 def _check(ret: int, what: str) -> int:
@@ -231,6 +236,9 @@ class Confinement:
     uid: int | None = None  # switch to this uid (and gid), no supplementary groups
     drop_capabilities: bool = False  # empty bounding set (needs root), then no capabilities
     cap_last: int = 40
+
+    def __post_init__(self) -> None:
+        libc()  # in the parent, before the fork (see libc)
 
     def enter(self) -> None:
         """Runs in the child after fork, before exec. subprocess reports a failure here only
