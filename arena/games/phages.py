@@ -63,6 +63,32 @@ class _Layout:
     parse: dict[str, tuple[int, int]] = field(repr=False)  # "a8a5" -> (f, t), every cell pair
 
 
+def landings(
+    layout: Any, board: list[int], opponent: Iterable[int], cell: int, n: int
+) -> list[int]:
+    """Every legal landing of the stone on `cell` moving exactly n cells, given the opponent's
+    two stones; shared with the strong bot's policy, which searches on raw boards."""
+    line = layout.line
+    size = len(board)
+    o0, o1 = opponent
+    b0 = line[cell * size + o0]
+    b1 = line[cell * size + o1]
+    out = []
+    for d, ray in enumerate(layout.rays[cell]):
+        if len(ray) < n:
+            continue
+        t = ray[n - 1]
+        if board[t]:
+            continue
+        # an opponent stone strictly between start and landing blocks (distance < n)
+        if b0 >= 0 and b0 >> 6 == d and (b0 & 63) < n:
+            continue
+        if b1 >= 0 and b1 >> 6 == d and (b1 & 63) < n:
+            continue
+        out.append(t)
+    return out
+
+
 def _make_layout(grid: Grid, max_number: int, start: tuple[tuple[str, str], ...]) -> _Layout:
     n = grid.n_cells
     ndir = len(grid.directions)
@@ -194,45 +220,10 @@ class PhageState(State):
 
     def _landings(self, cell: int, n: int, seat: int) -> list[int]:
         """Every legal landing of the stone on `cell` moving exactly n cells."""
-        L = self.L
-        board = self._board
-        line = L.line
-        size = len(board)
-        o0, o1 = self._stones[1 - seat]
-        b0 = line[cell * size + o0]
-        b1 = line[cell * size + o1]
-        out = []
-        for d, ray in enumerate(L.rays[cell]):
-            if len(ray) < n:
-                continue
-            t = ray[n - 1]
-            if board[t]:
-                continue
-            # an opponent stone strictly between start and landing blocks (distance < n)
-            if b0 >= 0 and b0 >> 6 == d and (b0 & 63) < n:
-                continue
-            if b1 >= 0 and b1 >> 6 == d and (b1 & 63) < n:
-                continue
-            out.append(t)
-        return out
+        return landings(self.L, self._board, self._stones[1 - seat], cell, n)
 
     def _can_move(self, cell: int, n: int, seat: int) -> bool:
-        L = self.L
-        board = self._board
-        line = L.line
-        size = len(board)
-        o0, o1 = self._stones[1 - seat]
-        b0 = line[cell * size + o0]
-        b1 = line[cell * size + o1]
-        for d, ray in enumerate(L.rays[cell]):
-            if len(ray) < n or board[ray[n - 1]]:
-                continue
-            if b0 >= 0 and b0 >> 6 == d and (b0 & 63) < n:
-                continue
-            if b1 >= 0 and b1 >> 6 == d and (b1 & 63) < n:
-                continue
-            return True
-        return False
+        return bool(landings(self.L, self._board, self._stones[1 - seat], cell, n))
 
     def legal_numbers(self) -> list[int]:
         """The numbers the player may announce now: those that let at least one of their stones

@@ -28,6 +28,8 @@ import random
 import time
 from typing import Any
 
+from arena.games.phages import landings
+
 PASS = "----"
 # evaluation weights, tuned in self-play against earlier versions (random openings)
 W_MARK = 10.0
@@ -38,28 +40,6 @@ BEAM = 6
 TOP_K = 16  # our best one-ply turns that get the opponent's reply searched
 TIME_BUDGET = 0.3  # seconds; stop widening the two-ply search after this
 WIN = 10_000.0
-
-
-def _landings(L: Any, board: list[int], opp: list[int], cell: int, n: int) -> list[int]:
-    """Legal landings at exactly n cells; mirrors PhageState._landings."""
-    line = L.line
-    size = len(board)
-    o0, o1 = opp
-    b0 = line[cell * size + o0]
-    b1 = line[cell * size + o1]
-    out = []
-    for d, ray in enumerate(L.rays[cell]):
-        if len(ray) < n:
-            continue
-        t = ray[n - 1]
-        if board[t]:
-            continue
-        if b0 >= 0 and b0 >> 6 == d and (b0 & 63) < n:
-            continue
-        if b1 >= 0 and b1 >> 6 == d and (b1 & 63) < n:
-            continue
-        out.append(t)
-    return out
 
 
 def _reach(L: Any, board: list[int], opp_stone: int, cell: int) -> tuple[int, int]:
@@ -94,7 +74,7 @@ def _part_outcomes(
             return
         for i, c in enumerate(pending):
             rest = pending[:i] + pending[i + 1 :]
-            lands = _landings(L, board, opp, c, n)
+            lands = landings(L, board, opp, c, n)
             if not lands:
                 rec(board, mine, rest, [*acts, PASS], moved, failed + 1)
                 continue
@@ -114,7 +94,7 @@ def _legal_numbers(L: Any, board: list[int], stones: list[list[int]], seat: int)
     good = [
         n
         for n in range(1, L.max_number + 1)
-        if any(_landings(L, board, opp, c, n) for c in stones[seat])
+        if any(landings(L, board, opp, c, n) for c in stones[seat])
     ]
     return good or list(range(1, L.max_number + 1))
 
@@ -139,7 +119,7 @@ def _evaluate(
             mask, count = _reach(L, board, 2 - s, c)
             mob[s] += mask.bit_count()
             reach[s] += count
-            if s == opp and mask & bit and _landings(L, board, stones[seat], c, number):
+            if s == opp and mask & bit and landings(L, board, stones[seat], c, number):
                 opp_a += 1
     diff = marks[seat] - marks[opp]
     if c_failed == 2 and opp_a == 0:
