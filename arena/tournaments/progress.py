@@ -125,22 +125,13 @@ class LiveProgress(Progress):
         from rich.console import Group
         from rich.table import Table
 
-        from arena.tournaments.report import standings
+        from arena.tournaments.report import standing_cells, standings
 
         t = Table(title="standings", title_justify="left", expand=False)
         for col in ("#", "bot", "games", "points", "score", "W", "D", "L"):
             t.add_column(col, justify="left" if col == "bot" else "right")
         for s in standings(self.bots, self.rows)[: self.top]:
-            t.add_row(
-                str(s["rank"]),
-                s["bot"],
-                str(s["games"]),
-                f"{s['points']:g}",
-                "-" if s["score"] is None else f"{100 * s['score']:.1f}%",
-                str(s["wins"]),
-                str(s["draws"]),
-                str(s["losses"]),
-            )
+            t.add_row(str(s["rank"]), s["bot"], *standing_cells(s))
         playing = ", ".join(sorted(self.running)[:6]) or "-"
         return Group(self.bar, f"playing: {playing}", t, *self.last[-5:])
 

@@ -342,15 +342,23 @@ def _standings_table(Table, rows: Sequence[Mapping], ratings: Mapping) -> Any:
             s["bot"],
             elo,
             ci,
-            str(s["games"]),
-            f"{s['points']:g}",
-            "-" if s["score"] is None else f"{100 * s['score']:.1f}%",
-            str(s["wins"]),
-            str(s["draws"]),
-            str(s["losses"]),
+            *standing_cells(s),
             _forfeit_text(s["forfeits"]),
         )
     return t
+
+
+def standing_cells(s: Mapping[str, Any]) -> tuple[str, ...]:
+    """games, points, score, W, D, L of one standings row as table cells (report and live)."""
+    score = "-" if s["score"] is None else f"{100 * s['score']:.1f}%"
+    return (
+        str(s["games"]),
+        f"{s['points']:g}",
+        score,
+        str(s["wins"]),
+        str(s["draws"]),
+        str(s["losses"]),
+    )
 
 
 def render_csv(report: Mapping[str, Any]) -> str:
