@@ -11,11 +11,16 @@ and one row apart. For rotations a hex cell is also given axial lattice coordina
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
+
+#: the shape of a cell name (`e5`, `aa12`), whether or not a given board has that cell; engines
+#: use it to tell "not on this board" from "not a cell at all" in their error messages
+CELL_NAME = re.compile(r"^[a-z]+[0-9]+$")
 
 
 def _column_name(c: int) -> str:

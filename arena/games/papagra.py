@@ -34,9 +34,8 @@ from arena.games.base import (
     result_to_dict,
 )
 from arena.games.errors import GameError, GameOver, IllegalAction
-from arena.games.geometry import Grid, hex_grid, square_grid
+from arena.games.geometry import CELL_NAME, Grid, hex_grid, square_grid
 
-_CELL_RE = re.compile(r"^[a-z]+[0-9]+$")
 _BOARD_RE = re.compile(r"^\s*(hex|square)\s*(\d+)\s*$", re.IGNORECASE)
 # cell content in describe() and glyph in render_text(), by seat (board value = seat + 1)
 _CONTENT = ("P", "B")
@@ -386,7 +385,7 @@ class PapagraState(State):
     def _cell(self, action: str, name: str) -> int:
         c = self._lay.grid.index.get(name)
         if c is None:
-            if _CELL_RE.match(name):
+            if CELL_NAME.match(name):
                 raise IllegalAction(action, f"{name} is not a cell of this board")
             raise IllegalAction(action, f"cannot parse {name!r} as a cell")
         return c

@@ -16,7 +16,6 @@ is kept incrementally; which own stripes a cell touches diagonally is four looku
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator, Mapping
 from typing import Any
 
@@ -30,9 +29,8 @@ from arena.games.base import (
     result_to_dict,
 )
 from arena.games.errors import GameError, GameOver, IllegalAction
-from arena.games.geometry import Grid, square_grid
+from arena.games.geometry import CELL_NAME, Grid, square_grid
 
-_CELL_RE = re.compile(r"^[a-z]+[0-9]+$")
 _CONTENT = ("red", "blue")
 _GLYPH = ("R", "B")
 _FILL = ("#d62728", "#1f77b4")
@@ -324,7 +322,7 @@ class StripesState(State):
         for p in parts:
             c = grid.index.get(p)
             if c is None:
-                if _CELL_RE.match(p):
+                if CELL_NAME.match(p):
                     n = grid.size
                     raise IllegalAction(action, f"{p} is not on the {n}x{n} board")
                 raise IllegalAction(action, f"cannot parse {p!r} as a cell")

@@ -13,7 +13,6 @@ scores (a flood fill) are computed only when asked for and cached until the move
 
 from __future__ import annotations
 
-import re
 from collections.abc import Mapping
 from typing import Any
 
@@ -29,9 +28,8 @@ from arena.games.base import (
     result_to_dict,
 )
 from arena.games.errors import GameError, GameOver, IllegalAction
-from arena.games.geometry import Grid, square_grid
+from arena.games.geometry import CELL_NAME, Grid, square_grid
 
-_CELL_RE = re.compile(r"^[a-z]+[0-9]+$")
 # cell content in describe() and glyph in render_text(), by seat
 _CONTENT = ("dark", "light")
 _GLYPH = ("x", "o")
@@ -228,7 +226,7 @@ class WrigglersState(State):
     def _cell(self, action: str, name: str) -> int:
         c = self.grid.index.get(name)
         if c is None:
-            if _CELL_RE.match(name):
+            if CELL_NAME.match(name):
                 n = self.grid.size
                 raise IllegalAction(action, f"{name} is not on the {n}x{n} board")
             raise IllegalAction(

@@ -52,6 +52,17 @@ def _play_random(state, rng: random.Random, check_each=None):
     return n
 
 
+def _random_position(game, seed: int, actions: int):
+    """The position after up to `actions` random legal actions (fewer if the game ends)."""
+    state = game.new_initial_state()
+    rng = random.Random(seed)
+    for _ in range(actions):
+        if state.is_terminal():
+            break
+        state.apply(rng.choice(state.legal_actions()))
+    return state
+
+
 def _plain(value) -> bool:
     """Only msgpack/JSON-native types, string keys."""
     if value is None or isinstance(value, (bool, int, str)):
@@ -108,12 +119,7 @@ def test_every_legal_action_applies_and_junk_is_rejected(name, options, seed):
 @given(seed=st.integers(0, 2**32 - 1), stop=st.integers(0, 200))
 def test_description_round_trips(name, options, seed, stop):
     game = make_game(name, options)
-    state = game.new_initial_state()
-    rng = random.Random(seed)
-    for _ in range(stop):
-        if state.is_terminal():
-            break
-        state.apply(rng.choice(state.legal_actions()))
+    state = _random_position(game, seed, stop)
     desc = state.describe()
     assert _plain(desc)
     for key in ("game", "options", "turn", "to_move", "actions_remaining", "turn_actions"):
@@ -141,12 +147,7 @@ def test_description_round_trips(name, options, seed, stop):
 @given(seed=st.integers(0, 2**32 - 1), stop=st.integers(0, 120))
 def test_rendering_never_fails(name, options, seed, stop):
     game = make_game(name, options)
-    state = game.new_initial_state()
-    rng = random.Random(seed)
-    for _ in range(stop):
-        if state.is_terminal():
-            break
-        state.apply(rng.choice(state.legal_actions()))
+    state = _random_position(game, seed, stop)
     text = state.render_text()
     assert isinstance(text, str) and text.strip()
     svg = state.render_svg()
