@@ -16,11 +16,11 @@ import contextlib
 import math
 import os
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 import trio
 
+from arena.referee.seat import BotFailure, Reply, Seat
 from arena.sandbox import BotProcess, ExitInfo
 from protocol.framing import Decoder, Encoder, ProtocolError
 from protocol.messages import check_bot_message, check_reply
@@ -30,24 +30,6 @@ EXIT_WAIT = 1.0
 STDERR_SEPARATOR = "; last stderr lines:\n"
 #: how many stderr lines go into a crash's detail (the record keeps the whole captured tail)
 STDERR_LINES = 8
-
-
-@dataclass
-class Reply:
-    msg: dict[str, Any]
-    arrived: float  # trio.current_time() when its last byte was read
-
-
-@dataclass
-class BotFailure(Exception):
-    """A bot broke a rule of the protocol or of the clock; it loses the game."""
-
-    reason: str  # time_forfeit, protocol_error, crash, memory_limit, failed_start, ...
-    detail: str
-    info: dict[str, Any] = field(default_factory=dict)  # extra facts for the record
-
-    def __str__(self) -> str:
-        return f"{self.reason}: {self.detail}"
 
 
 def _fileno(stream: object) -> int | None:
@@ -67,8 +49,8 @@ def stderr_lines(text: str, n: int = STDERR_LINES) -> str:
     return "\n".join(lines)
 
 
-class BotChannel:
-    """Requests to one bot and its replies, with deadlines measured on arrival."""
+class BotChannel(Seat):
+    """Requests to one bot program over its pipes, with deadlines measured on arrival."""
 
     def __init__(
         self,

@@ -26,9 +26,10 @@ import trio
 from arena.errors import ArenaError
 from arena.games import IllegalAction, Result, State, make_game
 from arena.referee.bots import BotSpec, BuildError
-from arena.referee.channel import STDERR_SEPARATOR, BotChannel, BotFailure, stderr_lines
+from arena.referee.channel import STDERR_SEPARATOR, BotChannel, stderr_lines
 from arena.referee.clock import Clocks, TimeControl
 from arena.referee.record import FORFEIT_REASONS, GameRecord, now_iso
+from arena.referee.seat import BotFailure, Seat, SeatSpec
 from arena.sandbox import BotProcess, LaunchError, SandboxFault, launcher_for
 from protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from protocol.messages import PROTOCOL_VERSION
@@ -45,7 +46,8 @@ class RefereeFault(Exception):
 class MatchConfig:
     game: str
     options: dict[str, Any]
-    bots: tuple[BotSpec, BotSpec]  # seat 0 moves first
+    #: seat 0 moves first; a SeatSpec is a player the referee does not launch (a person)
+    bots: tuple[BotSpec | SeatSpec, BotSpec | SeatSpec]
     time_control: TimeControl = field(default_factory=TimeControl)
     seed: int = 0
     match_id: str = ""
@@ -148,6 +150,8 @@ class _Referee:
         self.on_log = on_log
         self.tc = config.time_control
         for spec in config.bots:
+            if isinstance(spec, SeatSpec):
+                continue
             if (config.isolation or spec.isolation) == "docker" and not spec.image:
                 raise ArenaError(
                     f"bot {spec.name}: docker isolation needs an image (`image` in its bot.toml)"
@@ -158,7 +162,7 @@ class _Referee:
         self._play_opening()
         self.clocks = Clocks(self.tc)
         self.procs: list[BotProcess | None] = [None, None]
-        self.channels: list[BotChannel | None] = [None, None]
+        self.channels: list[Seat | None] = [None, None]
         self.want_legal = [False, False]
         self.log_bytes = [0, 0]
         self.t0 = 0.0
@@ -173,8 +177,10 @@ class _Referee:
             bots=[
                 {
                     **spec.describe(),
-                    "isolation": config.isolation or spec.isolation,
-                    "hash": "",  # after the build step, see _start_bot
+                    "isolation": None
+                    if isinstance(spec, SeatSpec)
+                    else config.isolation or spec.isolation,
+                    "hash": "",  # after the build step, see _launch_bot
                     "seat": seat,
                     "colour": colours[seat],
                 }
@@ -300,6 +306,19 @@ class _Referee:
     async def _start_bot(self, seat: int, nursery: trio.Nursery) -> None:
         config = self.config
         spec = config.bots[seat]
+        t_launch = trio.current_time()
+        if isinstance(spec, SeatSpec):
+            channel = spec.open(seat, self._log)
+        else:
+            channel, t_launch = await self._launch_bot(seat, spec, nursery)
+        self.channels[seat] = channel
+        await self._say_hello(seat, channel, t_launch)
+
+    async def _launch_bot(
+        self, seat: int, spec: BotSpec, nursery: trio.Nursery
+    ) -> tuple[BotChannel, float]:
+        """Build and start a bot program; its channel and the time it was launched."""
+        config = self.config
         try:
             if spec.build:
                 await trio.to_thread.run_sync(spec.ensure_built)
@@ -332,8 +351,11 @@ class _Referee:
             max_message_bytes=config.max_message_bytes,
             on_log=self._log,
         )
-        self.channels[seat] = channel
         nursery.start_soon(channel.reader)
+        return channel, t_launch
+
+    async def _say_hello(self, seat: int, channel: Seat, t_launch: float) -> None:
+        config = self.config
         tc = self.tc
         hello = {
             "type": "hello",
@@ -550,6 +572,8 @@ class _Referee:
             for seat in (0, 1):
                 if self.procs[seat] is not None:
                     nursery.start_soon(self._finish_bot, seat, outcome)
+                elif self.channels[seat] is not None:
+                    nursery.start_soon(self._finish_seat, seat, outcome)
         for seat in (0, 1):
             proc = self.procs[seat]
             if proc is not None:
@@ -573,6 +597,14 @@ class _Referee:
             for holder in (f, result):
                 base = holder["detail"].split(STDERR_SEPARATOR)[0]
                 holder["detail"] = base + (f"{STDERR_SEPARATOR}{tail}" if tail else "")
+
+    async def _finish_seat(self, seat: int, outcome: _Outcome | None) -> None:
+        """A seat without a process (SeatSpec): the result, if any, and no more messages."""
+        channel = self.channels[seat]
+        assert channel is not None
+        if outcome is not None and self.record.ready[seat] is not None:
+            await channel.send_quietly(self._end_message(seat, outcome.result), 1.0)
+        await channel.close_input()
 
     async def _finish_bot(self, seat: int, outcome: _Outcome | None) -> None:
         proc = self.procs[seat]
