@@ -15,6 +15,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
+from html import escape
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
@@ -129,51 +130,74 @@ class Grid:
         title: str = "",
         extra: str = "",
     ) -> str:
-        """A standalone SVG of the board; `fill` gives a cell's colour (None = empty)."""
+        """A standalone SVG of the board; `fill` gives a cell's colour (None = empty).
+
+        Every cell is a `<g class="cell" data-cell="e5">` group holding its shape and glyph, so
+        that a page can find, restyle or click a cell by its notation name (the replay viewer
+        marks the cells of the last action that way). Coordinates run along the edges as on the
+        text boards: letters above and below, row numbers on both sides.
+        """
         unit = 28
         parts: list[str] = []
+        label = 'text-anchor="middle" font-family="sans-serif" fill="#444" font-size='
         if self.kind == "square":
             w, h = self.width * unit + 2 * unit, self.height * unit + 2 * unit
             for cell in range(self.n_cells):
                 x = unit + self.cols[cell] * unit
                 y = unit + self.rows[cell] * unit
-                parts.append(
-                    f'<rect x="{x}" y="{y}" width="{unit}" height="{unit}" '
-                    f'fill="{fill(cell) or "#f4ecd8"}" stroke="#555" stroke-width="1"/>'
-                )
+                glyph = ""
                 t = text(cell)
                 if t:
-                    parts.append(
+                    glyph = (
                         f'<text x="{x + unit / 2}" y="{y + unit * 0.68}" font-size="{unit * 0.5}" '
                         f'text-anchor="middle" font-family="sans-serif">{t}</text>'
                     )
+                parts.append(
+                    f'<g class="cell" data-cell="{self.names[cell]}">'
+                    f'<rect x="{x}" y="{y}" width="{unit}" height="{unit}" '
+                    f'fill="{fill(cell) or "#f4ecd8"}" stroke="#555" stroke-width="1"/>{glyph}</g>'
+                )
             for c in range(self.width):
-                parts.append(
-                    f'<text x="{unit + c * unit + unit / 2}" y="{unit * 0.7}" font-size="12" '
-                    f'text-anchor="middle" font-family="sans-serif">{_column_name(c)}</text>'
-                )
+                x = unit + c * unit + unit / 2
+                for y in (unit * 0.7, h - unit * 0.35):
+                    parts.append(f'<text x="{x}" y="{y}" {label}"11">{_column_name(c)}</text>')
             for r in range(self.height):
-                parts.append(
-                    f'<text x="{unit * 0.5}" y="{unit + r * unit + unit * 0.65}" font-size="12" '
-                    f'text-anchor="middle" font-family="sans-serif">{r + 1}</text>'
-                )
+                y = unit + r * unit + unit * 0.62
+                for x in (unit * 0.5, w - unit * 0.5):
+                    parts.append(f'<text x="{x}" y="{y}" {label}"11">{r + 1}</text>')
         else:
             dx, dy = unit / 2, unit * 0.866
-            w, h = (self.width + 3) * dx, (self.height + 2) * dy
+            top = dy * 1.3  # room for the column letters
+            w, h = (self.width + 5) * dx, top * 2 + (self.height - 1) * dy
             for cell in range(self.n_cells):
-                cx = dx * 2 + self.cols[cell] * dx
-                cy = dy + self.rows[cell] * dy
-                parts.append(
-                    f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{unit * 0.45:.1f}" '
-                    f'fill="{fill(cell) or "#f4ecd8"}" stroke="#555" stroke-width="1"/>'
-                )
+                cx = dx * 3 + self.cols[cell] * dx
+                cy = top + self.rows[cell] * dy
+                glyph = ""
                 t = text(cell)
                 if t:
-                    parts.append(
+                    glyph = (
                         f'<text x="{cx:.1f}" y="{cy + unit * 0.18:.1f}" font-size="{unit * 0.45}" '
                         f'text-anchor="middle" font-family="sans-serif">{t}</text>'
                     )
-        caption = f"<title>{title}</title>" if title else ""
+                parts.append(
+                    f'<g class="cell" data-cell="{self.names[cell]}">'
+                    f'<circle cx="{cx:.1f}" cy="{cy:.1f}" r="{unit * 0.45:.1f}" '
+                    f'fill="{fill(cell) or "#f4ecd8"}" stroke="#555" stroke-width="1"/>{glyph}</g>'
+                )
+            # doubled columns: every letter names a column, and a cell sits on every second
+            # one, so the letters stand at half-cell spacing above and below the board
+            for c in range(self.width):
+                x = dx * 3 + c * dx
+                for y in (top - dy * 0.75, h - top + dy * 0.95):
+                    parts.append(
+                        f'<text x="{x:.1f}" y="{y:.1f}" {label}"9">{_column_name(c)}</text>'
+                    )
+            for r in range(self.height):
+                row = [c for c in range(self.width) if (c, r) in self.at]
+                y = top + r * dy + 4
+                for x in (dx * 3 + (row[0] - 2) * dx, dx * 3 + (row[-1] + 2) * dx):
+                    parts.append(f'<text x="{x:.1f}" y="{y:.1f}" {label}"11">{r + 1}</text>')
+        caption = f"<title>{escape(title)}</title>" if title else ""
         return (
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{w:.0f}" height="{h:.0f}" '
             f'viewBox="0 0 {w:.0f} {h:.0f}">{caption}'

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import random
+from xml.etree import ElementTree
 
 import msgpack
 import pytest
@@ -152,6 +153,16 @@ def test_rendering_never_fails(name, options, seed, stop):
     assert isinstance(text, str) and text.strip()
     svg = state.render_svg()
     assert svg.startswith("<svg") and svg.rstrip().endswith("</svg>")
+    root = ElementTree.fromstring(svg)  # well-formed XML, so it works as a standalone file
+    ns = "{http://www.w3.org/2000/svg}"
+    # every cell is a group named by its notation, so pages can find and click it by name
+    named = [g.get("data-cell") for g in root.iter(f"{ns}g") if g.get("data-cell")]
+    cells = state.describe()["board"]["cells"]
+    assert sorted(named) == sorted(cells)
+    # coordinates on every board shape: every column letter and row number is written
+    labels = {t.text for t in root.iter(f"{ns}text") if t.text}
+    assert {c.rstrip("0123456789") for c in cells} <= labels
+    assert {c.lstrip("abcdefghijklmnopqrstuvwxyz") for c in cells} <= labels
 
 
 @pytest.mark.parametrize(("name", "options"), _games())
