@@ -14,6 +14,9 @@ from typing import Any
 from protocol.framing import ProtocolError, _kind
 
 PROTOCOL_VERSION = 1
+#: the `seed` of `hello` is an integer in 0 .. SEED_MAX (it fits a signed 64-bit integer, which
+#: every msgpack and JSON library can represent)
+SEED_MAX = 2**63 - 1
 
 #: messages a bot may send; `log` may come at any time, the others only as a reply
 BOT_MESSAGE_TYPES: tuple[str, ...] = ("ready", "move", "resign", "log")

@@ -10,6 +10,7 @@ import argparse
 import importlib
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from arena import __version__
 from arena.errors import ArenaError
@@ -18,8 +19,19 @@ from arena.errors import ArenaError
 _COMMAND_MODULES = ("games", "match", "tournament")
 
 
+class ArgumentParser(argparse.ArgumentParser):
+    """argparse with the arena's error form: one line `arena: error: ...`, exit 2, no usage
+    block (the usage is one `--help` away; a block of it before the error hides the error)."""
+
+    def error(self, message: str) -> NoReturn:
+        sub = self.prog.removeprefix("arena").strip()
+        where = f"{sub}: " if sub else ""
+        hint = f" (see `{self.prog} --help`)"
+        self.exit(2, f"arena: error: {where}{message}{hint}\n")
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = ArgumentParser(
         prog="arena",
         description="Bot arena and tournament runner for Papagra, Wrigglers Squared, "
         "Stripes! and Quadraphages/Hexaphage.",
@@ -48,8 +60,32 @@ def main(argv: Sequence[str] | None = None) -> int:
     except ArenaError as e:
         print(f"arena: error: {e}", file=sys.stderr)
         return 2
+    except BaseExceptionGroup as group:
+        # an ArenaError raised inside a nursery (a tournament's game slot) arrives wrapped
+        errors = _user_errors(group)
+        if errors is None:
+            raise
+        for e in errors:
+            print(f"arena: error: {e}", file=sys.stderr)
+        return 2
     except KeyboardInterrupt:
         print("arena: interrupted", file=sys.stderr)
         return 130
     except BrokenPipeError:
         return 0
+
+
+def _user_errors(group: BaseExceptionGroup) -> list[ArenaError] | None:
+    """The ArenaErrors of a group made of nothing else (distinct messages), else None."""
+    matched, rest = group.split(ArenaError)
+    if matched is None or rest is not None:
+        return None
+    out: list[ArenaError] = []
+    stack: list[BaseException] = [matched]
+    while stack:
+        e = stack.pop(0)
+        if isinstance(e, BaseExceptionGroup):
+            stack[:0] = list(e.exceptions)
+        elif isinstance(e, ArenaError) and str(e) not in {str(o) for o in out}:
+            out.append(e)
+    return out

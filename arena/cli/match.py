@@ -7,9 +7,11 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import secrets
 import signal
 import sys
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -23,6 +25,7 @@ from arena.referee import (
     MatchConfig,
     TimeControl,
     TurnEvent,
+    check_seed,
     load_bot,
     play_match,
 )
@@ -48,7 +51,10 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("bot_b", metavar="BOT_B", help="the bot that moves second (seat 1)")
     _time_options(p)
     p.add_argument(
-        "--seed", type=int, default=None, help="seed given to both bots (default: random)"
+        "--seed",
+        type=seed_arg,
+        default=None,
+        help="seed given to both bots, 0 .. 2^63-1 (default: random)",
     )
     p.add_argument(
         "--option",
@@ -59,13 +65,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="game option (repeatable), e.g. --option max_turns=100",
     )
     p.add_argument("--record", metavar="FILE", help="write the game record (JSON) to FILE")
-    p.add_argument(
+    show = p.add_mutually_exclusive_group()
+    show.add_argument(
         "--json",
         action="store_true",
         help="print only one JSON object with the outcome (game, winner, result, reason, "
         "scores, turns, ...)",
     )
-    p.add_argument("--quiet", "-q", action="store_true", help="print only the result")
+    show.add_argument("--quiet", "-q", action="store_true", help="print only the result")
     p.add_argument("--isolation", choices=ISOLATION_MODES, help="override the bots' isolation mode")
     p.set_defaults(func=cmd_match)
 
@@ -107,9 +114,34 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--opponent", default=str(CHECK_OPPONENT), help="the sparring bot (default: random-py)"
     )
-    p.add_argument("--turns", type=int, default=CHECK_MAX_TURNS, help="turn limit per game")
+    p.add_argument(
+        "--turns",
+        type=positive_int,
+        default=CHECK_MAX_TURNS,
+        help=f"turn limit per game (default {CHECK_MAX_TURNS})",
+    )
     _time_options(p, default_tc="20+1", default_startup=10.0)
     p.set_defaults(func=cmd_check)
+
+
+def seed_arg(text: str) -> int:
+    """argparse type for seeds: the protocol's range, checked before anything starts."""
+    try:
+        return check_seed(int(text))
+    except (ValueError, ArenaError):
+        raise argparse.ArgumentTypeError(
+            f"expected an integer from 0 to 2^63-1, got {text!r}"
+        ) from None
+
+
+def positive_int(text: str) -> int:
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
+    return n
 
 
 def _time_options(
@@ -157,6 +189,8 @@ def cmd_match(args: argparse.Namespace) -> int:
     game_class(args.game)
     options = parse_options(args.option)
     make_game(args.game, options)  # option errors before anything is started
+    if args.record:
+        check_writable(args.record, "--record")
     bots = (load_bot(args.bot_a), load_bot(args.bot_b))
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
     config = MatchConfig(
@@ -191,13 +225,52 @@ def cmd_match(args: argparse.Namespace) -> int:
             file=out,
         )
     record = _run(config, observer if show else None, on_log if show else None)
-    if args.record:
-        record.write(args.record)
     if args.json:
         print(json.dumps(record.summary(), ensure_ascii=False))
     else:
         print(result_line(record))
+    if args.record:
+        return _write_record(record, args.record)
     return 0
+
+
+def check_writable(path: str, what: str) -> None:
+    """Fail before a game, not after it: can `path` be (re)written as a file? Tried for
+    real (a scratch file beside it, the file itself opened without truncating), since
+    permissions alone do not tell (read-only mounts, immutable files, root)."""
+    p = Path(path)
+    if p.is_dir():
+        raise ArenaError(f"{what} {path}: is a directory")
+    parent = p.parent
+    if not parent.is_dir():
+        raise ArenaError(f"{what} {path}: no such directory {parent}")
+    try:
+        with tempfile.NamedTemporaryFile(dir=parent, prefix=".arena-write-test-"):
+            pass
+        if p.exists():
+            with p.open("r+b"):
+                pass
+    except OSError as e:
+        raise ArenaError(f"{what} {path}: cannot write: {e.strerror or e}") from None
+
+
+def _write_record(record: GameRecord, path: str) -> int:
+    """Write the record; if that fails after all, keep the finished game in a temporary file
+    and say where both went (exit 1: the result was printed, the record is not where asked)."""
+    try:
+        record.write(path)
+        return 0
+    except OSError as e:
+        problem = f"cannot write the record to {path}: {e.strerror or e}"
+    try:
+        fd, spare = tempfile.mkstemp(prefix="arena-record-", suffix=".json")
+        os.close(fd)
+        record.write(spare)
+        problem += f"; it was written to {spare} instead"
+    except OSError as e:
+        problem += f"; nor to a temporary file: {e.strerror or e}"
+    print(f"arena: error: {problem}", file=sys.stderr)
+    return 1
 
 
 def _run(config: MatchConfig, observer: Any = None, on_log: Any = None) -> GameRecord:
@@ -220,6 +293,7 @@ async def _play_until_signal(config: MatchConfig, observer: Any, on_log: Any) ->
     """play_match, stopped cleanly by SIGTERM as by Ctrl-C: the referee kills the bots on its
     way out, so no bot outlives an interrupted `arena match`."""
     record: GameRecord | None = None
+    error: Exception | None = None
     with trio.open_signal_receiver(signal.SIGTERM) as signals:
         async with trio.open_nursery() as nursery:
 
@@ -229,8 +303,15 @@ async def _play_until_signal(config: MatchConfig, observer: Any, on_log: Any) ->
                     return
 
             nursery.start_soon(watch)
-            record = await play_match(config, observer, on_log)
+            try:
+                record = await play_match(config, observer, on_log)
+            except Exception as e:
+                # raised again outside the nursery: the caller sees the ArenaError or
+                # SandboxFault itself, not an ExceptionGroup around it
+                error = e
             nursery.cancel_scope.cancel()
+    if error is not None:
+        raise error
     if record is None:
         raise KeyboardInterrupt
     return record

@@ -27,7 +27,13 @@ def register(sub: argparse._SubParsersAction) -> None:
         "hold yet. Ctrl-C stops cleanly; running the same command again resumes.",
     )
     r.add_argument("config", metavar="CONFIG", help="tournament config (.toml)")
-    r.add_argument("-j", "--concurrency", type=int, help="games at once (overrides the config)")
+    r.add_argument(
+        "-j",
+        "--concurrency",
+        type=_concurrency,
+        metavar="N",
+        help="games at once, 0 = one per core (overrides the config's concurrency)",
+    )
     show = r.add_mutually_exclusive_group()
     show.add_argument("--quiet", action="store_true", help="no progress output, no final report")
     show.add_argument(
@@ -53,6 +59,17 @@ def register(sub: argparse._SubParsersAction) -> None:
     rec.add_argument("game_id", metavar="GAME_ID", help="e.g. r1-papagra-p0-a (see report --games)")
     rec.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
     rec.set_defaults(func=cmd_record)
+
+
+def _concurrency(text: str) -> int:
+    """-j N: as the config's `concurrency`, 0 means one game per core."""
+    try:
+        n = int(text)
+    except ValueError:
+        n = -1
+    if n < 0:
+        raise argparse.ArgumentTypeError(f"expected 0 (one per core) or more, got {text!r}")
+    return n
 
 
 def results_path(target: str) -> Path:

@@ -9,7 +9,14 @@ a `SeatSpec` whose `Seat` the referee plays against exactly as against a bot's `
 from arena.referee.bots import BotError, BotSpec, BuildError, bot_from_command, load_bot
 from arena.referee.channel import BotChannel
 from arena.referee.clock import Clocks, TimeControl, TimeControlError
-from arena.referee.match import LogEvent, MatchConfig, RefereeFault, TurnEvent, play_match
+from arena.referee.match import (
+    LogEvent,
+    MatchConfig,
+    RefereeFault,
+    TurnEvent,
+    check_seed,
+    play_match,
+)
 from arena.referee.record import FORFEIT_REASONS, RECORD_FORMAT, GameRecord, RecordError
 from arena.referee.seat import BotFailure, Reply, Seat, SeatSpec
 
@@ -34,6 +41,7 @@ __all__ = [
     "TimeControlError",
     "TurnEvent",
     "bot_from_command",
+    "check_seed",
     "load_bot",
     "play_match",
 ]

@@ -32,7 +32,7 @@ from arena.referee.record import FORFEIT_REASONS, GameRecord, now_iso
 from arena.referee.seat import BotFailure, Seat, SeatSpec
 from arena.sandbox import BotProcess, LaunchError, SandboxFault, launcher_for
 from protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
-from protocol.messages import PROTOCOL_VERSION
+from protocol.messages import PROTOCOL_VERSION, SEED_MAX
 
 LOG_MESSAGE_BYTES = 4096
 LOG_TOTAL_BYTES = 64 * 1024
@@ -95,6 +95,13 @@ class _Outcome:
     failure: dict[str, Any] | None = None
 
 
+def check_seed(seed: object, what: str = "seed") -> int:
+    """A game seed as the protocol carries it (0 .. SEED_MAX); ArenaError naming `what` else."""
+    if isinstance(seed, bool) or not isinstance(seed, int) or not 0 <= seed <= SEED_MAX:
+        raise ArenaError(f"{what} must be an integer from 0 to {SEED_MAX} (2^63-1), got {seed!r}")
+    return seed
+
+
 async def play_match(
     config: MatchConfig,
     observer: Callable[[TurnEvent], None] | None = None,
@@ -149,6 +156,7 @@ class _Referee:
         self.observer = observer
         self.on_log = on_log
         self.tc = config.time_control
+        check_seed(config.seed)
         for spec in config.bots:
             if isinstance(spec, SeatSpec):
                 continue

@@ -22,6 +22,7 @@ from typing import Any
 
 from arena.errors import ArenaError
 from arena.referee.clock import TimeControl, TimeControlError
+from protocol.messages import SEED_MAX
 
 ALL_GAMES: tuple[str, ...] = ("papagra", "wrigglers", "stripes", "quadraphages", "hexaphage")
 ISOLATIONS: tuple[str, ...] = ("process", "docker")
@@ -344,12 +345,15 @@ def config_from_dict(
     c = _Checker(where)
     c.table("", data, _TOP_KEYS)
     name = c.string("name", data.get("name", stem))
-    seed = c.integer("seed", data.get("seed", 0))
+    seed = c.integer("seed", data.get("seed", 0), lo=0)
+    if seed > SEED_MAX:
+        raise c.fail("seed", f"must be at most {SEED_MAX} (2^63-1), got {seed}")
     rounds = c.integer("rounds", data.get("rounds", 1), lo=1)
     conc = data.get("concurrency", 0)
     conc = c.integer("concurrency", conc, lo=0) or (os.cpu_count() or 1)
     if concurrency is not None:
-        conc = c.integer("concurrency", concurrency, lo=1)
+        # the caller's (the -j flag's) value, checked by the caller: 0 is all cores, as here
+        conc = concurrency or (os.cpu_count() or 1)
     pin = c.boolean("pin_cores", data.get("pin_cores", False))
     isolation = data.get("isolation")
     if isolation is not None and isolation not in ISOLATIONS:

@@ -21,8 +21,10 @@ import dataclasses
 import json
 import os
 import signal
+import sqlite3
 import subprocess
 import sys
+import tempfile
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -33,7 +35,7 @@ from arena.errors import ArenaError
 from arena.tournaments.config import ConfigError, TournamentConfig
 from arena.tournaments.progress import Progress
 from arena.tournaments.schedule import ScheduledGame, build_schedule, random_opening
-from arena.tournaments.store import AsyncStore, GameRow, Store
+from arena.tournaments.store import AsyncStore, GameRow, Store, StoreError
 
 #: the directory holding the `arena` and `protocol` packages, for the worker processes
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -282,7 +284,7 @@ class _Run:
                 raise RuntimeError(f"referee worker failed on {sg.game_id}:\n{reply['message']}")
             data = reply["record"]
             # shielded: once a game has finished, stopping the run must not lose it
-            with trio.CancelScope(shield=True):
+            with trio.CancelScope(shield=True), _kept_on_failure(sg.game_id, data):
                 await self.store.call(
                     "record_game",
                     game_id=sg.game_id,
@@ -302,6 +304,25 @@ class _Run:
         self.progress.message(
             f"unplayable: {sg.game_id} voided {self.config.max_attempts} times in this run"
         )
+
+
+@contextlib.contextmanager
+def _kept_on_failure(game_id: str, record: dict[str, Any]) -> Any:
+    """A finished game whose commit failed (the results file became unwritable) is not
+    lost: its record goes to a JSON file in the temporary directory, and the error that
+    stops the run says where (`arena tournament` cannot import it back yet; `arena replay`
+    reads it)."""
+    try:
+        yield
+    except StoreError as e:
+        try:
+            fd, spare = tempfile.mkstemp(prefix=f"arena-{game_id}-", suffix=".json")
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                json.dump(record, f, indent=1)
+            kept = f"its record was saved to {spare}"
+        except OSError as oe:
+            kept = f"its record could not be saved either: {oe.strerror or oe}"
+        raise StoreError(f"{e}; game {game_id} finished but was not recorded, {kept}") from None
 
 
 class _Slot:
@@ -368,7 +389,12 @@ async def run_tournament(
         store = Store(config.results, create=True)
         try:
             store.lock_for_writing()
+            # bind writes: an unwritable results file fails here, before any game is played
             store.bind(config.fingerprint(names), config.to_dict(), names)
+        except (sqlite3.Error, OSError) as e:
+            store.close()
+            why = e.strerror if isinstance(e, OSError) and e.strerror else e
+            raise StoreError(f"{config.results}: cannot write the results file: {why}") from None
         except BaseException:
             store.close()
             raise
@@ -400,7 +426,9 @@ async def run_tournament(
             outcome.status = status
         finally:
             progress.close()
-            with trio.CancelScope(shield=True):
+            # an unwritable results file (the error in flight says so) cannot take the
+            # run's status either; the next run marks this one killed
+            with trio.CancelScope(shield=True), contextlib.suppress(StoreError):
                 await astore.call("finish_run", run_id, status)
         return outcome
     finally:

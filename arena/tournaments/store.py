@@ -392,4 +392,9 @@ class AsyncStore:
     async def call(self, fn_name: str, *args: Any, **kwargs: Any) -> Any:
         fn = getattr(self.store, fn_name)
         async with self._lock:
-            return await trio.to_thread.run_sync(lambda: fn(*args, **kwargs))
+            try:
+                return await trio.to_thread.run_sync(lambda: fn(*args, **kwargs))
+            except sqlite3.Error as e:
+                # the file became unwritable (made read-only, disk full): the operator's
+                # problem, said in one line; the caller decides what happens to its game
+                raise StoreError(f"{self.store.path}: cannot use the results file: {e}") from None

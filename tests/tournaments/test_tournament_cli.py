@@ -230,3 +230,41 @@ def test_status_of_missing_results(tmp_path: Path) -> None:
     cfg = write_config(tmp_path, f'bots = ["{BOTS / "random-py"}", "{BOTS / "random-c"}"]\n')
     result = _arena("tournament", "status", str(cfg))
     assert result.returncode == 2 and "no results yet" in result.stderr
+
+
+def test_unwritable_results_file_is_one_line_before_any_game(tmp_path: Path) -> None:
+    """An immutable results file (root ignores modes, so chattr +i; else 0444) and a results
+    directory that cannot be created are one-line errors, with no game played."""
+    import os
+
+    bots = f'bots = ["{BOTS / "random-py"}", "{BOTS / "random-c"}"]\ngames = ["stripes"]\n'
+    cfg = write_config(tmp_path, bots + 'results = "r.sqlite"\n')
+    assert _arena("tournament", "run", str(cfg), "--quiet").returncode == 0
+    write_config(tmp_path, bots + 'results = "r.sqlite"\nrounds = 2\n')
+    results = tmp_path / "r.sqlite"
+    if os.geteuid() == 0:
+        subprocess.run(["chattr", "+i", str(results)], check=True)
+    else:
+        results.chmod(0o444)
+    try:
+        result = _arena("tournament", "run", str(cfg), "--quiet")
+    finally:
+        if os.geteuid() == 0:
+            subprocess.run(["chattr", "-i", str(results)], check=True)
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith(f"arena: error: {results}: cannot write the results file")
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    assert _count(results) == 2
+
+    (tmp_path / "file").write_text("")
+    cfg2 = write_config(tmp_path, bots + 'results = "file/r.sqlite"\n', "t2.toml")
+    result = _arena("tournament", "run", str(cfg2), "--quiet")
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.startswith("arena: error: ") and "results file" in result.stderr
+
+
+def test_concurrency_flag_is_checked_as_a_flag(tmp_path: Path) -> None:
+    cfg = write_config(tmp_path, f'bots = ["{BOTS / "random-py"}", "{BOTS / "random-c"}"]\n')
+    bad = _arena("tournament", "run", str(cfg), "-j", "-2")
+    assert bad.returncode == 2 and "argument -j/--concurrency" in bad.stderr, bad.stderr
+    assert str(cfg) not in bad.stderr  # the flag is wrong, not the file

@@ -85,6 +85,14 @@ def test_time_control_string_and_cli_concurrency(tmp_path: Path) -> None:
     assert cfg.concurrency == 1
 
 
+def test_concurrency_zero_means_every_core_in_the_file_and_from_the_flag(tmp_path: Path) -> None:
+    path = write_config(tmp_path, two_bots_toml() + "concurrency = 0\n")
+    cores = os.cpu_count() or 1
+    assert load_config(path).concurrency == cores
+    assert load_config(path, concurrency=0).concurrency == cores
+    assert load_config(path, concurrency=3).concurrency == 3
+
+
 def test_bundled_examples_load() -> None:
     for name in ("bundled.toml", "quick.toml"):
         cfg = load_config(REPO / "tournaments" / name)
@@ -106,6 +114,9 @@ BAD = [
     ("rounds = 0", "'rounds'", "at least 1"),
     ('rounds = "two"', "'rounds'", "expected an integer"),
     ("seed = 1.5", "'seed'", "expected an integer"),
+    ("seed = -1", "'seed'", "at least 0"),
+    ("seed = 9223372036854775808", "'seed'", "at most 9223372036854775807"),
+    ('games = [{ name = "stripes", options = { size = 1000001 } }]', "'games[0].options'", "51"),
     ("concurrency = -1", "'concurrency'", "at least 0"),
     ("pin_cores = 1", "'pin_cores'", "true or false"),
     ('isolation = "vm"', "'isolation'", "process, docker"),

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import dataclasses
+import json
 import os
 import signal
 import sys
@@ -150,6 +152,46 @@ async def test_a_bug_in_the_arena_voids_the_game_instead_of_stopping_the_run(
         (void,) = s.voids()
         assert void["game_id"] == "r1-wrigglers-p0-b"
         assert "internal error NameError" in void["reason"]
+
+
+async def test_a_game_whose_commit_fails_is_kept_and_the_run_stops_with_one_error(
+    tmp_path: Path,
+) -> None:
+    """The results file becomes unwritable while a game is in play (immutable: needs root):
+    the finished game's record goes to a spare file named in the error, nothing is lost."""
+    from arena.referee import play_match
+
+    if os.geteuid() != 0:
+        pytest.skip("making an open SQLite file unwritable needs chattr (root)")
+    cfg = dataclasses.replace(_config(tmp_path, "lock"), concurrency=1)
+    locked: list[Path] = []
+
+    async def then_lock(match, *args, **kwargs):
+        record = await play_match(match, *args, **kwargs)
+        if not locked:
+            for p in (cfg.results, Path(f"{cfg.results}-wal")):
+                await trio.run_process(["chattr", "+i", str(p)])
+                locked.append(p)
+        return record
+
+    try:
+        with pytest.raises(BaseExceptionGroup) as err:
+            await run_tournament(cfg, play_match=then_lock)
+    finally:
+        for p in locked:
+            await trio.run_process(["chattr", "-i", str(p)])
+    stores, rest = err.value.split(StoreError)
+    assert rest is None and stores is not None, err.value
+    while isinstance(stores, BaseExceptionGroup):
+        (stores,) = stores.exceptions
+    error = stores
+    message = str(error)
+    assert "finished but was not recorded, its record was saved to " in message, message
+    spare = trio.Path(message.rsplit("saved to ", 1)[1])
+    try:
+        assert json.loads(await spare.read_text())["match_id"].startswith(f"{cfg.name}/r1-")
+    finally:
+        await spare.unlink()
 
 
 async def test_results_file_bound_to_its_tournament(tmp_path: Path) -> None:
