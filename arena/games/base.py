@@ -58,6 +58,11 @@ class OptionSpec:
     parse: Callable[[Any], Any]
 
 
+#: the largest `max_turns` any game accepts: far beyond any real game, small enough that the
+#: value fits every protocol encoding and a game at the limit still ends
+MAX_TURNS = 100_000
+
+
 def parse_int(
     lo: int | None = None, hi: int | None = None, odd: bool = False
 ) -> Callable[[Any], int]:

@@ -25,6 +25,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.games.base import (
+    MAX_TURNS,
     Game,
     OptionSpec,
     Result,
@@ -45,6 +46,8 @@ _ARRANGEMENT = bytes.maketrans(b"\x00\x01\x02", b".PB")
 _UNARRANGEMENT = bytes.maketrans(b".PB", b"\x00\x01\x02")
 # a memo of shape forms that grows past this is dropped and rebuilt (bounded memory)
 _SHAPE_CACHE_LIMIT = 300_000
+#: `extra_removals` above the number of cells of the largest board means nothing more
+MAX_EXTRA_REMOVALS = 1000
 
 HEX_SIDES = (3, 15)
 SQUARE_SIDES = (2, 26)
@@ -195,10 +198,13 @@ class Papagra(Game):
             "extra_removals",
             0,
             "x > 0 adds an optional third action removing 1..x own stones",
-            parse_int(0),
+            parse_int(0, MAX_EXTRA_REMOVALS),
         ),
         OptionSpec(
-            "max_turns", 400, "turn limit; the leader wins there, else a draw", parse_int(1)
+            "max_turns",
+            400,
+            "turn limit; the leader wins there, else a draw",
+            parse_int(1, MAX_TURNS),
         ),
     )
 

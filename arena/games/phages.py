@@ -28,6 +28,7 @@ from functools import cache
 from typing import Any, ClassVar
 
 from arena.games.base import (
+    MAX_TURNS,
     Game,
     OptionSpec,
     Result,
@@ -133,7 +134,7 @@ class PhageGame(Game):
             "max_turns",
             200,
             "turn limit, both players' turns counted; at the limit more marked cells wins",
-            parse_int(lo=1),
+            parse_int(lo=1, hi=MAX_TURNS),
         ),
     )
 

@@ -20,6 +20,7 @@ from collections.abc import Iterator, Mapping
 from typing import Any
 
 from arena.games.base import (
+    MAX_TURNS,
     Game,
     OptionSpec,
     Result,
@@ -35,6 +36,8 @@ _CONTENT = ("red", "blue")
 _GLYPH = ("R", "B")
 _FILL = ("#d62728", "#1f77b4")
 ORIGIN = 3  # owner code of the origin cell (seats colour with seat + 1)
+#: the largest board side: columns run a..z then aa..ay (docs/games/stripes.md)
+MAX_SIZE = 51
 
 
 class _Geometry:
@@ -94,12 +97,17 @@ class Stripes(Game):
     title = "Stripes!"
     colours = ("red", "blue")
     option_specs = (
-        OptionSpec("size", 13, "board side: an odd number, at least 13", parse_int(13, odd=True)),
+        OptionSpec(
+            "size",
+            13,
+            f"board side: an odd number from 13 to {MAX_SIZE}",
+            parse_int(13, MAX_SIZE, odd=True),
+        ),
         OptionSpec(
             "max_turns",
             400,
             "turn limit (stripes coloured); then more cells wins unless a player is already stuck",
-            parse_int(1),
+            parse_int(1, MAX_TURNS),
         ),
     )
 

@@ -17,6 +17,7 @@ from collections.abc import Mapping
 from typing import Any
 
 from arena.games.base import (
+    MAX_TURNS,
     Game,
     OptionSpec,
     Result,
@@ -92,7 +93,7 @@ class Wrigglers(Game):
             "max_turns",
             400,
             "turn limit; then the higher score wins, equal is a draw",
-            parse_int(1),
+            parse_int(1, MAX_TURNS),
         ),
     )
 

@@ -40,3 +40,20 @@ def test_rules_of_an_unknown_game_is_a_one_line_error():
     assert out.stderr.strip().count("\n") == 0
     assert "unknown game 'chess'" in out.stderr
     assert "Traceback" not in out.stderr
+
+
+@pytest.mark.parametrize("name", GAME_NAMES)
+def test_every_numeric_option_has_an_upper_bound(name):
+    """A size or turn limit from the command line must not build a 10^12-cell board (or a
+    value the protocol cannot encode): each integer option refuses a huge value."""
+    from arena.games import game_class
+
+    for spec in game_class(name).option_specs:
+        if isinstance(spec.default, bool) or not isinstance(spec.default, int | str):
+            continue
+        huge = "hex 1000001" if spec.name == "board" else 10**12 + 1
+        with pytest.raises(ValueError, match=r"at most|from|expected one of"):
+            spec.parse(huge)
+        if spec.name == "board":
+            with pytest.raises(ValueError, match="from 2 to 26"):
+                spec.parse("square 1000001")
