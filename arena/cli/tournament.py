@@ -131,14 +131,15 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from arena.tournaments.report import scheduled_total
+    from arena.tournaments.report import scheduled_total, sprt_of
 
     with open_store(args.target) as store:
         meta = store.meta()
+        sprt = sprt_of(meta, store.games())
         config = meta.get("config", {})
         bots = meta.get("bots", [])
         played = store.count_games()
-        total = scheduled_total(config, len(bots))
+        total = scheduled_total(meta)
         voids = store.voids()
         runs = store.runs()
         counts = store.void_counts()
@@ -152,8 +153,14 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"results     {store.path}")
     print(f"bots        {', '.join(bots)}")
     print(f"games       {', '.join(g['label'] for g in config.get('games', []))}")
+    print(f"format      {config.get('format', 'round-robin')}")
     print(f"rounds      {config.get('rounds')}   seed {config.get('seed')}")
-    state = "complete" if played >= total else f"{total - played} missing"
+    if sprt:
+        print(f"sprt        {sprt['bot']}: {sprt['summary']}")
+    if played >= total or (sprt and sprt["decision"]):
+        state = "complete"
+    else:
+        state = f"{total - played} missing"
     print(f"played      {played}/{total} ({state})")
     print(
         f"voided      {len(voids)} attempts"

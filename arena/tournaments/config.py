@@ -22,6 +22,7 @@ from typing import Any
 
 from arena.errors import ArenaError
 from arena.referee.clock import TimeControl, TimeControlError
+from arena.tournaments.sprt import SprtError, SprtParams
 from protocol.messages import SEED_MAX
 
 ALL_GAMES: tuple[str, ...] = ("papagra", "wrigglers", "stripes", "quadraphages", "hexaphage")
@@ -40,7 +41,11 @@ _TOP_KEYS = (
     "games",
     "time_control",
     "openings",
+    "format",
+    "sprt",
 )
+_BOT_KEYS = ("path", "command", "name", "challenger", "time_control", "args", "env", "options")
+_SPRT_KEYS = ("elo0", "elo1", "alpha", "beta", "model")
 _TC_KEYS = ("startup", "base", "increment", "move_time", "margin")
 
 
@@ -55,11 +60,39 @@ class BotEntry:
     `source` is what `load_bot` receives: an absolute manifest path/directory, or a plain
     command line when the config used the `command` form. `alias` overrides the manifest's name
     (needed when two entries share a manifest name, e.g. one bot with two settings).
+
+    The per-entry settings let one manifest serve several configurations: `time_control`
+    replaces the tournament's for this bot's seat (time odds), `args` are appended to its
+    command, `env` is added to its environment, `options` reach the bot in `hello.bot_options`.
+    `challenger` marks the bots a gauntlet tests against the others.
     """
 
     source: str
     alias: str | None = None
     is_command: bool = False
+    challenger: bool = False
+    time_control: TimeControl | None = None
+    args: tuple[str, ...] = ()
+    env: tuple[tuple[str, str], ...] = ()
+    options: Mapping[str, Any] = field(default_factory=dict, hash=False)
+
+    def settings(self) -> dict[str, Any]:
+        """The per-bot settings a game's conditions depend on (part of the identity)."""
+        return {
+            "time_control": self.time_control.to_dict() if self.time_control else None,
+            "args": list(self.args),
+            "env": dict(self.env),
+            "options": dict(self.options),
+        }
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "source": self.source,
+            "alias": self.alias,
+            "is_command": self.is_command,
+            "challenger": self.challenger,
+            **self.settings(),
+        }
 
 
 @dataclass(frozen=True)
@@ -88,13 +121,28 @@ class TournamentConfig:
     max_attempts: int = 3
     opening_turns: int = 2
     path: Path | None = None
+    format: str = "round-robin"
+    sprt: SprtParams | None = None
+
+    def identity(self, bot_names: list[str]) -> dict[str, Any]:
+        """What every game's conditions depend on, by bot name and game label.
+
+        Stored in the results file. A later config may add bots, games and rounds (the games
+        played stay valid, only new pairings are scheduled) but not change what is here for a
+        bot or game already there: see arena/tournaments/identity.py.
+        """
+        return {
+            "bots": {n: b.settings() for n, b in zip(bot_names, self.bots, strict=True)},
+            "games": {g.label: {"name": g.name, "options": dict(g.options)} for g in self.games},
+            "time_control": self.time_control.to_dict(),
+            "seed": self.seed,
+            "opening_turns": self.opening_turns,
+        }
 
     def schedule_identity(self, bot_names: list[str]) -> dict[str, Any]:
-        """What the schedule and every game's conditions depend on (rounds excluded).
+        """The identity of results files written before pools could grow (their fingerprint).
 
-        Stored in the results file; resuming with a config whose identity differs would mix
-        games played under different conditions, so the runner refuses it. `rounds` is left out
-        on purpose: raising it extends a finished tournament by more rounds.
+        Kept so that such a file is still resumed by an unchanged config.
         """
         return {
             "bots": list(bot_names),
@@ -113,10 +161,7 @@ class TournamentConfig:
         return {
             "name": self.name,
             "path": str(self.path) if self.path else None,
-            "bots": [
-                {"source": b.source, "alias": b.alias, "is_command": b.is_command}
-                for b in self.bots
-            ],
+            "bots": [b.to_dict() for b in self.bots],
             "games": [
                 {"name": g.name, "options": dict(g.options), "label": g.label} for g in self.games
             ],
@@ -129,6 +174,8 @@ class TournamentConfig:
             "isolation": self.isolation,
             "max_attempts": self.max_attempts,
             "opening_turns": self.opening_turns,
+            "format": self.format,
+            "sprt": self.sprt.to_dict() if self.sprt else None,
         }
 
 
@@ -189,7 +236,7 @@ def _show(value: Any) -> str:
     return repr(value)
 
 
-def _time_control(c: _Checker, raw: Any) -> TimeControl:
+def _time_control(c: _Checker, raw: Any, key: str = "time_control") -> TimeControl:
     if raw is None:
         return TimeControl(base=10.0, increment=0.1)
     if isinstance(raw, str):
@@ -197,20 +244,45 @@ def _time_control(c: _Checker, raw: Any) -> TimeControl:
             return TimeControl.parse(raw)
         except TimeControlError:
             raise c.fail(
-                "time_control", f'expected BASE+INCREMENT in seconds like "5+0.05", got {raw!r}'
+                key, f'expected BASE+INCREMENT in seconds like "5+0.05", got {raw!r}'
             ) from None
-    t = c.table("time_control", raw, _TC_KEYS)
+    t = c.table(key, raw, _TC_KEYS)
     kw: dict[str, Any] = {}
     for k in _TC_KEYS:
         if k in t:
-            kw[k] = c.number(
-                f"time_control.{k}", t[k], positive=k in ("startup", "base", "move_time")
-            )
+            kw[k] = c.number(f"{key}.{k}", t[k], positive=k in ("startup", "base", "move_time"))
     if kw.get("base") is None and "increment" in kw:
-        raise c.fail("time_control.increment", "needs time_control.base (a Fischer clock)")
+        raise c.fail(f"{key}.increment", f"needs {key}.base (a Fischer clock)")
     if kw.get("base") is None and kw.get("move_time") is None:
-        raise c.fail("time_control", "set base (Fischer clock) or move_time (or both)")
+        raise c.fail(key, "set base (Fischer clock) or move_time (or both)")
     return TimeControl(**kw)
+
+
+def _bot_settings(c: _Checker, key: str, t: Mapping[str, Any]) -> dict[str, Any]:
+    """The per-entry settings of a bot table (see BotEntry)."""
+    out: dict[str, Any] = {}
+    if "challenger" in t:
+        out["challenger"] = c.boolean(f"{key}.challenger", t["challenger"])
+    if "time_control" in t:
+        out["time_control"] = _time_control(c, t["time_control"], f"{key}.time_control")
+    if "args" in t:
+        args = t["args"]
+        if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
+            raise c.fail(f"{key}.args", f"expected a list of strings, got {_show(args)}")
+        out["args"] = tuple(args)
+    if "env" in t:
+        env = t["env"]
+        if not isinstance(env, Mapping) or not all(
+            isinstance(k, str) and isinstance(v, str) for k, v in env.items()
+        ):
+            raise c.fail(f"{key}.env", f"expected a table of strings, got {_show(env)}")
+        out["env"] = tuple(sorted(env.items()))
+    if "options" in t:
+        options = t["options"]
+        if not isinstance(options, Mapping):
+            raise c.fail(f"{key}.options", f"expected a table of bot options, got {_show(options)}")
+        out["options"] = dict(options)
+    return out
 
 
 def _bots(c: _Checker, raw: Any, base_dir: Path) -> tuple[BotEntry, ...]:
@@ -222,20 +294,23 @@ def _bots(c: _Checker, raw: Any, base_dir: Path) -> tuple[BotEntry, ...]:
     for i, item in enumerate(raw):
         key = f"bots[{i}]"
         alias = None
+        settings: dict[str, Any] = {}
         if isinstance(item, str):
             path_text, command = item, None
         elif isinstance(item, Mapping):
-            t = c.table(key, item, ("path", "command", "name"))
+            t = c.table(key, item, _BOT_KEYS)
             if ("path" in t) == ("command" in t):
                 raise c.fail(key, "give exactly one of 'path' (a manifest) or 'command'")
             path_text = t.get("path")
             command = t.get("command")
             if "name" in t:
                 alias = c.string(f"{key}.name", t["name"])
+            settings = _bot_settings(c, key, t)
         else:
             raise c.fail(key, f"expected a manifest path or a table, got {_show(item)}")
         if command is not None:
-            out.append(BotEntry(c.string(f"{key}.command", command), alias, is_command=True))
+            source = c.string(f"{key}.command", command)
+            out.append(BotEntry(source, alias, is_command=True, **settings))
             continue
         path_text = c.string(key if isinstance(item, str) else f"{key}.path", path_text)
         p = Path(path_text).expanduser()
@@ -244,7 +319,7 @@ def _bots(c: _Checker, raw: Any, base_dir: Path) -> tuple[BotEntry, ...]:
         p = Path(os.path.normpath(p))
         if not (p.is_file() or (p / "bot.toml").is_file()):
             raise c.fail(key, f"no bot manifest at {p} (a bot.toml or a directory holding one)")
-        out.append(BotEntry(str(p), alias))
+        out.append(BotEntry(str(p), alias, **settings))
     if len(out) < 2:
         raise c.fail("bots", f"a tournament needs at least two bots, got {len(out)}")
     aliases = [b.alias for b in out if b.alias]
@@ -369,9 +444,11 @@ def config_from_dict(
     if "openings" in data:
         o = c.table("openings", data["openings"], ("turns",))
         opening_turns = c.integer("openings.turns", o.get("turns", 2), lo=0)
+    bots = _bots(c, data.get("bots"), base_dir)
+    fmt = _format(c, data.get("format", "round-robin"), bots)
     return TournamentConfig(
         name=name,
-        bots=_bots(c, data.get("bots"), base_dir),
+        bots=bots,
         games=_games(c, data.get("games")),
         time_control=_time_control(c, data.get("time_control")),
         results=Path(os.path.normpath(results)),
@@ -383,4 +460,49 @@ def config_from_dict(
         max_attempts=max_attempts,
         opening_turns=opening_turns,
         path=path,
+        format=fmt,
+        sprt=_sprt(c, data.get("sprt"), fmt, bots),
     )
+
+
+def _format(c: _Checker, raw: Any, bots: tuple[BotEntry, ...]) -> str:
+    from arena.tournaments.formats import FORMATS
+
+    if raw not in FORMATS:
+        raise c.fail("format", f"expected one of {', '.join(FORMATS)}, got {_show(raw)}")
+    problem = FORMATS[raw](bots).check()
+    if problem:
+        raise c.fail(problem[0], problem[1])
+    if raw != "gauntlet":
+        for i, b in enumerate(bots):
+            if b.challenger:
+                raise c.fail(f"bots[{i}].challenger", 'only a format = "gauntlet" has challengers')
+    return str(raw)
+
+
+def _sprt(c: _Checker, raw: Any, fmt: str, bots: tuple[BotEntry, ...]) -> SprtParams | None:
+    """The [sprt] table: a stopping rule for a test of one bot (see arena/tournaments/sprt.py)."""
+    from arena.tournaments.formats import FORMATS
+
+    if raw is None:
+        return None
+    t = c.table("sprt", raw, _SPRT_KEYS)
+    kw: dict[str, Any] = {}
+    for k in ("elo0", "elo1", "alpha", "beta"):
+        if k in t:
+            v = t[k]
+            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+                raise c.fail(f"sprt.{k}", f"expected a number, got {_show(v)}")
+            kw[k] = float(v)
+    if "model" in t:
+        kw["model"] = t["model"]
+    try:
+        params = SprtParams(**kw)
+    except SprtError as e:
+        raise c.fail("sprt", str(e)) from None
+    if FORMATS[fmt](bots).tested_bot() is None:
+        raise c.fail(
+            "sprt",
+            "an SPRT tests one bot: use two bots, or a gauntlet with exactly one challenger",
+        )
+    return params

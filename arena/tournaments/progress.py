@@ -12,6 +12,7 @@ import time
 from collections.abc import Sequence
 from typing import Any, TextIO
 
+from arena.tournaments.sprt import SprtState
 from arena.tournaments.store import GameRow
 
 
@@ -32,6 +33,9 @@ class Progress:
 
     def message(self, text: str) -> None:
         pass
+
+    def sprt(self, state: SprtState) -> None:
+        """The SPRT after a completed game pair (runs with an [sprt] stopping rule only)."""
 
     def close(self) -> None:
         pass
@@ -70,6 +74,9 @@ class LineProgress(Progress):
     def game_voided(self, game_id: str, attempt: int, reason: str) -> None:
         self.message(f"void: {game_id} attempt {attempt}: {reason} (will be played again)")
 
+    def sprt(self, state: SprtState) -> None:
+        self.message(state.summary())
+
     def message(self, text: str) -> None:
         print(text, file=self.out, flush=True)
 
@@ -92,6 +99,7 @@ class LiveProgress(Progress):
         self.bots: list[str] = []
         self.running: set[str] = set()
         self.last: list[str] = []
+        self.sprt_line = ""
         self.live = None
 
     def start(self, total: int, rows: Sequence[GameRow], bots: Sequence[str], pending: int) -> None:
@@ -133,7 +141,8 @@ class LiveProgress(Progress):
         for s in standings(self.bots, self.rows)[: self.top]:
             t.add_row(str(s["rank"]), s["bot"], *standing_cells(s))
         playing = ", ".join(sorted(self.running)[:6]) or "-"
-        return Group(self.bar, f"playing: {playing}", t, *self.last[-5:])
+        head = [self.sprt_line] if self.sprt_line else []
+        return Group(self.bar, *head, f"playing: {playing}", t, *self.last[-5:])
 
     def _refresh(self) -> None:
         if self.live is not None:
@@ -153,6 +162,10 @@ class LiveProgress(Progress):
     def game_voided(self, game_id: str, attempt: int, reason: str) -> None:
         self.running.discard(game_id)
         self.message(f"void: {game_id} attempt {attempt}: {reason} (will be played again)")
+
+    def sprt(self, state: SprtState) -> None:
+        self.sprt_line = state.summary()
+        self._refresh()
 
     def message(self, text: str) -> None:
         if self.live is not None:

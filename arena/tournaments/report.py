@@ -147,9 +147,27 @@ def pentanomial(bots: Sequence[str], rows: Iterable[GameRow]) -> list[dict[str, 
     ]
 
 
-def scheduled_total(config: Mapping[str, Any], n_bots: int) -> int:
-    n_pairs = n_bots * (n_bots - 1) // 2
-    return len(config["games"]) * n_pairs * 2 * int(config["rounds"])
+def scheduled_total(meta: Mapping[str, Any]) -> int:
+    """Games in the schedule: every pairing plays every game from both seats, every round."""
+    config = meta.get("config", {})
+    pairs = meta.get("pairs")
+    if pairs is None:  # a results file written before pairings were stored: a round robin
+        n = len(meta.get("bots", []))
+        pairs = [None] * (n * (n - 1) // 2)
+    return len(config.get("games", [])) * len(pairs) * 2 * int(config.get("rounds", 1))
+
+
+def sprt_of(meta: Mapping[str, Any], rows: Iterable[GameRow]) -> dict[str, Any] | None:
+    """The SPRT of a run with an [sprt] stopping rule, recomputed from the recorded games."""
+    from arena.tournaments.sprt import SprtParams
+    from arena.tournaments.stopping import SprtRule
+
+    spec = meta.get("sprt")
+    if not spec:
+        return None
+    params = SprtParams(**{k: spec[k] for k in ("elo0", "elo1", "alpha", "beta", "model")})
+    state = SprtRule.from_rows(params, spec["bot"], rows).state()
+    return {"bot": spec["bot"], **state.to_dict(), "summary": state.summary()}
 
 
 def build_report(store: Store) -> dict[str, Any]:
@@ -159,7 +177,8 @@ def build_report(store: Store) -> dict[str, Any]:
     bots: list[str] = list(meta.get("bots", []))
     rows = store.games()
     voids = store.voids()
-    total = scheduled_total(config, len(bots)) if config and bots else len(rows)
+    total = scheduled_total(meta) if config and bots else len(rows)
+    sprt = sprt_of(meta, rows)
     recorded = {r.game_id for r in rows}
     void_counts = Counter(v["game_id"] for v in voids)
     max_attempts = int(config.get("max_attempts", 3))
@@ -188,11 +207,13 @@ def build_report(store: Store) -> dict[str, Any]:
         "opening_turns": config.get("opening_turns"),
         "bots": bots,
         "games": games,
+        "tournament_format": config.get("format", "round-robin"),
+        "sprt": sprt,
         "progress": {
             "scheduled": total,
             "played": len(rows),
             "missing": max(0, total - len(rows)),
-            "complete": len(rows) >= total,
+            "complete": len(rows) >= total or bool(sprt and sprt["decision"]),
             "voided_attempts": len(voids),
             "unplayable": unplayable,
             "runs": len(runs),
@@ -251,9 +272,12 @@ def render_text(report: Mapping[str, Any], width: int = 110) -> str:
     console.print(
         f"Tournament {report.get('tournament')}: {prog['played']}/{prog['scheduled']} games"
         + ("" if prog["complete"] else f" ({prog['missing']} missing)")
+        + (f" ({report['tournament_format']})" if report.get("tournament_format") else "")
         + f", {len(report['bots'])} bots, games: {', '.join(report['games'])}, "
         f"rounds {report.get('rounds')}, tc {', '.join(tc_text) or '-'}, seed {report.get('seed')}"
     )
+    if report.get("sprt"):
+        console.print(f"{report['sprt']['bot']}: {report['sprt']['summary']}")
     if prog["voided_attempts"]:
         console.print(f"Voided attempts (arena-side failures, replayed): {prog['voided_attempts']}")
     if prog["unplayable"]:

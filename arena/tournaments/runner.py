@@ -33,8 +33,11 @@ import trio
 
 from arena.errors import ArenaError
 from arena.tournaments.config import ConfigError, TournamentConfig
+from arena.tournaments.formats import format_of
 from arena.tournaments.progress import Progress
 from arena.tournaments.schedule import ScheduledGame, build_schedule, random_opening
+from arena.tournaments.sprt import SprtState
+from arena.tournaments.stopping import SprtRule
 from arena.tournaments.store import AsyncStore, GameRow, Store, StoreError
 
 #: the directory holding the `arena` and `protocol` packages, for the worker processes
@@ -52,6 +55,7 @@ class RunOutcome:
     voided: int = 0
     unplayable: list[str] = field(default_factory=list)
     results: str = ""
+    sprt: SprtState | None = None  # the test's state at the end, with an [sprt] rule
 
 
 def arena_faults() -> tuple[type[BaseException], ...]:
@@ -224,6 +228,9 @@ class _Run:
         self.played = 0
         self.voided = 0
         self.unplayable: list[str] = []
+        self.sprt: SprtRule | None = None
+        #: called once when the SPRT decides: ends the run (games in play are abandoned)
+        self.on_decided: Callable[[], None] = lambda: None
 
     async def opening(self, sg: ScheduledGame) -> tuple[tuple[str, ...], ...]:
         key = sg.pair_key
@@ -298,12 +305,24 @@ class _Run:
                     record=data,
                 )
             self.played += 1
-            self.progress.game_finished(row_from_record(sg, data, attempt))
+            row = row_from_record(sg, data, attempt)
+            self.progress.game_finished(row)
+            self.count_for_sprt(row)
             return
         self.unplayable.append(sg.game_id)
         self.progress.message(
             f"unplayable: {sg.game_id} voided {self.config.max_attempts} times in this run"
         )
+
+    def count_for_sprt(self, row: GameRow) -> None:
+        if self.sprt is None:
+            return
+        state = self.sprt.add(row)
+        if state is None:
+            return
+        self.progress.sprt(state)
+        if state.decision:
+            self.on_decided()
 
 
 @contextlib.contextmanager
@@ -384,13 +403,28 @@ async def run_tournament(
     for spec in specs:  # build C bots etc. once, before any game needs them
         await trio.to_thread.run_sync(spec.ensure_built)
     names = [s.name for s in specs]
+    fmt = format_of(config.format, config.bots)
+    wanted = [(names[i], names[j]) for i, j in fmt.pairings()]
+    tested = fmt.tested_bot()
+    sprt_meta = None
+    if config.sprt is not None and tested is not None:
+        sprt_meta = {**config.sprt.to_dict(), "bot": names[tested]}
+    table: list[tuple[str, str]] = []
 
     def open_store() -> Store:
+        nonlocal table
         store = Store(config.results, create=True)
         try:
             store.lock_for_writing()
             # bind writes: an unwritable results file fails here, before any game is played
-            store.bind(config.fingerprint(names), config.to_dict(), names)
+            table = store.bind(
+                config.identity(names),
+                config.to_dict(),
+                names,
+                wanted,
+                config.fingerprint(names),
+                extra={"sprt": sprt_meta},
+            )
         except (sqlite3.Error, OSError) as e:
             store.close()
             why = e.strerror if isinstance(e, OSError) and e.strerror else e
@@ -403,21 +437,29 @@ async def run_tournament(
     store = await trio.to_thread.run_sync(open_store)
     astore = AsyncStore(store)
     try:
-        schedule = build_schedule(config)
+        index = {n: i for i, n in enumerate(names)}
+        schedule = build_schedule(config, [(index[a], index[b]) for a, b in table])
         recorded = await astore.call("recorded_ids")
         pending = [g for g in schedule if g.game_id not in recorded]
         void_counts = await astore.call("void_counts")
         rows = await astore.call("games")
-        run_id = await astore.call("start_run", len(schedule), len(pending))
+        run = _Run(config, specs, astore, 0, progress, void_counts, play_match)
+        if sprt_meta is not None and config.sprt is not None:
+            run.sprt = SprtRule.from_rows(config.sprt, sprt_meta["bot"], rows)
+            if run.sprt.state().decision:  # decided by an earlier run: nothing left to test
+                pending = []
+        run.run_id = run_id = await astore.call("start_run", len(schedule), len(pending))
         outcome = RunOutcome("complete", len(schedule), len(pending), results=str(config.results))
-        run = _Run(config, specs, astore, run_id, progress, void_counts, play_match)
         progress.start(len(schedule), rows, names, len(pending))
         status = "failed"
         try:
             stopped = await _play_all(run, pending, handle_signals, stop)
             outcome.played, outcome.voided = run.played, run.voided
             outcome.unplayable = list(run.unplayable)
-            if stopped and run.played + len(run.unplayable) < len(pending):
+            outcome.sprt = run.sprt.state() if run.sprt else None
+            if outcome.sprt is not None and outcome.sprt.decision:
+                status = "complete"
+            elif stopped and run.played + len(run.unplayable) < len(pending):
                 status = "stopped"
             elif run.unplayable:
                 status = "incomplete"
@@ -471,6 +513,7 @@ async def _play_all(
             outer.start_soon(watch_signals)
         if stop is not None:
             outer.start_soon(watch_event)
+        run.on_decided = scope.cancel
         with scope:
             async with trio.open_nursery() as workers:
                 for k in range(concurrency):

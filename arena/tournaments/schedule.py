@@ -55,14 +55,19 @@ def game_id(round_: int, label: str, pair: int, seat_order: int) -> str:
     return f"r{round_}-{label}-p{pair}-{'ab'[seat_order]}"
 
 
-def build_schedule(config: TournamentConfig) -> list[ScheduledGame]:
+def build_schedule(
+    config: TournamentConfig, bot_pairs: list[tuple[int, int]] | None = None
+) -> list[ScheduledGame]:
     """All games of all rounds in play order.
 
-    Within a round the game pairs are shuffled (seeded by the tournament seed and the round),
-    and the two seat orders of a pair are adjacent, so an interrupted tournament still has
-    mostly complete game pairs and the pentanomial statistics stay meaningful.
+    `bot_pairs` are the pairings by pair number, (first, second) bot indices; by default every
+    pair in order (a round robin). Within a round the game pairs are shuffled (seeded by the
+    tournament seed and the round), and the two seat orders of a pair are adjacent, so an
+    interrupted tournament still has mostly complete game pairs and the pentanomial statistics
+    stay meaningful.
     """
-    bot_pairs = pairs(len(config.bots))
+    if bot_pairs is None:
+        bot_pairs = pairs(len(config.bots))
     out: list[ScheduledGame] = []
     for r in range(1, config.rounds + 1):
         game_pairs = [(g.label, p) for g in config.games for p in range(len(bot_pairs))]

@@ -113,6 +113,11 @@ class GameRow:
     duration: float | None
     attempt: int
 
+    @property
+    def pair_key(self) -> tuple[int, str, int]:
+        """The game pair (both seat orders of one opening) this game belongs to."""
+        return (self.round, self.game, self.pair)
+
     def points(self, seat: int) -> float:
         if self.winner is None:
             return 0.5
@@ -222,25 +227,63 @@ class Store:
     def meta(self) -> dict[str, Any]:
         return {k: json.loads(v) for k, v in self.db.execute("SELECT key, value FROM meta")}
 
-    def bind(self, fingerprint: str, config: Mapping[str, Any], bot_names: list[str]) -> None:
-        """Tie the file to one tournament; refuse a different one (would mix conditions)."""
+    def bind(
+        self,
+        identity: Mapping[str, Any],
+        config: Mapping[str, Any],
+        bot_names: list[str],
+        wanted_pairs: list[tuple[str, str]],
+        legacy_fingerprint: str,
+        extra: Mapping[str, Any] | None = None,
+    ) -> list[tuple[str, str]]:
+        """Tie the file to one tournament, which later configs may extend but not change.
+
+        Returns the pairings by number (see arena/tournaments/identity.py): the ones already
+        in the file keep theirs. A config that changes what recorded games were played under
+        is refused with the list of changes. `extra` is stored in the meta table as is.
+        """
+        from arena.tournaments.identity import changes, legacy_pairs, pair_table
+
         meta = self.meta()
+        old_pairs: list[tuple[str, str]] = []
         if meta:
             if meta.get("schema") != SCHEMA_VERSION:
                 raise StoreError(
                     f"{self.path}: results schema {meta.get('schema')} is not supported"
                 )
-            if meta.get("fingerprint") != fingerprint:
-                raise StoreError(
-                    f"{self.path} holds a tournament with other bots, games, time control, seed "
-                    "or openings than this config; use another 'results' path to start afresh"
-                )
+            if "identity" not in meta:  # written before pools could grow
+                if meta.get("fingerprint") != legacy_fingerprint:
+                    raise StoreError(
+                        f"{self.path} holds a tournament with other bots, games, time control, "
+                        "seed or openings than this config; use another 'results' path to "
+                        "start afresh"
+                    )
+                old_pairs = legacy_pairs(meta.get("bots", []))
+            else:
+                old_pairs = [(a, b) for a, b in meta.get("pairs", [])]
+        table, dropped = pair_table(old_pairs, wanted_pairs)
+        problems = changes(meta["identity"], identity) if "identity" in meta else []
+        removed = {n for n in meta.get("identity", {}).get("bots", {}) if n not in bot_names}
+        problems += [
+            f"pairing {a!r} vs {b!r} no longer played (format or challengers changed)"
+            for a, b in dropped
+            if a not in removed and b not in removed
+        ]
+        if problems:
+            raise StoreError(
+                f"{self.path} holds games this config no longer matches: {'; '.join(problems)}. "
+                "Adding bots, games or rounds extends a tournament; anything else needs another "
+                "'results' path"
+            )
         with self._transaction() as db:
             values = {
                 "schema": SCHEMA_VERSION,
-                "fingerprint": fingerprint,
+                "fingerprint": legacy_fingerprint,
+                "identity": dict(identity),
+                "pairs": [list(p) for p in table],
                 "config": dict(config),  # latest config: rounds may have been raised
                 "bots": bot_names,
+                **(extra or {}),
             }
             if not meta:
                 values["created_at"] = now_iso()
@@ -249,6 +292,7 @@ class Store:
                     "INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)",
                     (k, json.dumps(v, sort_keys=True)),
                 )
+        return table
 
     # --- runs ------------------------------------------------------------------------------
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import csv
 import io
+import itertools
 import json
 from pathlib import Path
 
@@ -30,7 +31,8 @@ CONFIG = {
 @pytest.fixture
 def store(tmp_path: Path):
     s = Store(tmp_path / "rep.sqlite", create=True)
-    s.bind("fp", CONFIG, ["alpha", "beta", "gamma"])
+    bots = ["alpha", "beta", "gamma"]
+    s.bind({}, CONFIG, bots, list(itertools.combinations(bots, 2)), "fp")
     run = s.start_run(12, 12)
     # (game, pair, seat_order, bots by seat, winner, reason)
     games = [

@@ -197,7 +197,7 @@ async def test_a_game_whose_commit_fails_is_kept_and_the_run_stops_with_one_erro
 async def test_results_file_bound_to_its_tournament(tmp_path: Path) -> None:
     cfg = _config(tmp_path, "bound")
     with Store(cfg.results, create=True) as s:
-        s.bind("another-fingerprint", {}, ["x", "y"])
+        s.bind({"bots": {"x": {}, "y": {}}}, {}, ["x", "y"], [("x", "y")], "another")
     with pytest.raises(StoreError, match="another 'results' path"):
         await run_tournament(cfg)
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import sqlite3
 from pathlib import Path
@@ -29,7 +30,7 @@ def _record(store: Store, gid: str, winner: int | None = 0, run_id: int = 1, **k
 def test_wal_and_roundtrip(tmp_path: Path) -> None:
     path = tmp_path / "deep" / "r.sqlite"
     with Store(path, create=True) as store:
-        store.bind("fp", {"name": "t"}, ["a", "b"])
+        bind(store, {"name": "t"}, ["a", "b"])
         run = store.start_run(4, 4)
         _record(store, "g1", 0, run)
         _record(store, "g2", None, run, reason="max_turns")
@@ -67,14 +68,72 @@ def test_voids(tmp_path: Path) -> None:
         assert store.count_games() == 0
 
 
+def identity(bots: list[str], **changes: object) -> dict:
+    base = {
+        "bots": {b: {"args": []} for b in bots},
+        "games": {"papagra": {"name": "papagra", "options": {}}},
+        "time_control": {"base": 1.0},
+        "seed": 1,
+        "opening_turns": 2,
+    }
+    return {**base, **changes}
+
+
+def bind(store: Store, config: dict, bots: list[str], pairs=None, **changes: object):
+    pairs = pairs if pairs is not None else list(itertools.combinations(bots, 2))
+    return store.bind(identity(bots, **changes), config, bots, pairs, "fp")
+
+
 def test_binding_refuses_another_tournament(tmp_path: Path) -> None:
     path = tmp_path / "r.sqlite"
     with Store(path, create=True) as store:
-        store.bind("fp1", {"rounds": 1}, ["a", "b"])
-        store.bind("fp1", {"rounds": 2}, ["a", "b"])  # same tournament, more rounds: fine
+        bind(store, {"rounds": 1}, ["a", "b"])
+        bind(store, {"rounds": 2}, ["a", "b"])  # same tournament, more rounds: fine
         assert store.meta()["config"] == {"rounds": 2}
+        with pytest.raises(StoreError, match="another 'results' path") as e:
+            bind(store, {}, ["a", "b"], seed=2)
+        assert "seed changed from 1 to 2" in str(e.value)
+        with pytest.raises(StoreError, match="bot 'b' removed"):
+            bind(store, {}, ["a", "c"])
+        with pytest.raises(StoreError, match=r"bot 'a': args changed from \[\] to \[\"-x\"\]"):
+            store.bind(
+                {**identity(["a", "b"]), "bots": {"a": {"args": ["-x"]}, "b": {"args": []}}},
+                {},
+                ["a", "b"],
+                [("a", "b")],
+                "fp",
+            )
+        with pytest.raises(StoreError, match="pairing 'a' vs 'b' no longer played"):
+            bind(store, {}, ["a", "b", "c"], pairs=[("a", "c"), ("b", "c")])
+
+
+def test_a_growing_pool_keeps_its_pair_numbers(tmp_path: Path) -> None:
+    with Store(tmp_path / "r.sqlite", create=True) as store:
+        assert bind(store, {}, ["a", "b", "c"]) == [("a", "b"), ("a", "c"), ("b", "c")]
+        # a bot added in the middle of the list: the old pairings keep numbers 0-2
+        table = bind(store, {}, ["a", "d", "b", "c"])
+        assert table[:3] == [("a", "b"), ("a", "c"), ("b", "c")]
+        assert table[3:] == [("a", "d"), ("d", "b"), ("d", "c")]
+        # a game added is an extension too
+        games = {**identity([])["games"], "stripes": {"name": "stripes", "options": {}}}
+        bots = ["a", "d", "b", "c"]
+        assert bind(store, {}, bots, games=games) == table
+        assert store.meta()["pairs"] == [list(p) for p in table]
+
+
+def test_a_legacy_results_file_is_resumed_by_its_fingerprint(tmp_path: Path) -> None:
+    with Store(tmp_path / "r.sqlite", create=True) as store:
+        with store._transaction() as db:  # a file as written before pairings were stored
+            for k, v in {"schema": 1, "fingerprint": "fp", "bots": ["a", "b", "c"]}.items():
+                db.execute("INSERT INTO meta VALUES (?, ?)", (k, json.dumps(v)))
+        assert bind(store, {}, ["a", "b", "c"]) == [("a", "b"), ("a", "c"), ("b", "c")]
+        assert "identity" in store.meta()
+    with Store(tmp_path / "s.sqlite", create=True) as store:
+        with store._transaction() as db:
+            for k, v in {"schema": 1, "fingerprint": "other", "bots": ["a", "b"]}.items():
+                db.execute("INSERT INTO meta VALUES (?, ?)", (k, json.dumps(v)))
         with pytest.raises(StoreError, match="another 'results' path"):
-            store.bind("fp2", {}, ["a", "b"])
+            bind(store, {}, ["a", "b"])
 
 
 def test_run_lock(tmp_path: Path) -> None:

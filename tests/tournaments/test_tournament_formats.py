@@ -1,0 +1,168 @@
+"""Formats (round robin, gauntlet), pools that grow, and the SPRT stopping rule, with real bots.
+
+The gauntlet is checked by its schedule (who meets whom) and by a real run; a pool that grows
+is a finished tournament whose config gains a bot and a game: only the new pairings are played
+and the old games keep their ids; SPRT runs stop when the test decides and say so.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from tournament_helpers import BOTS, write_config
+
+from arena.errors import ArenaError
+from arena.tournaments.config import load_config
+from arena.tournaments.formats import FORMATS, Gauntlet, RoundRobin
+from arena.tournaments.report import build_report
+from arena.tournaments.runner import run_tournament
+from arena.tournaments.schedule import build_schedule
+from arena.tournaments.store import Store, StoreError
+
+PY, C, JS = BOTS / "random-py", BOTS / "random-c", BOTS / "random-js"
+
+
+def _load(tmp_path: Path, text: str, name: str = "t"):
+    return load_config(write_config(tmp_path, text, f"{name}.toml"))
+
+
+def _bots(*entries: str) -> str:
+    return "bots = [" + ", ".join(entries) + "]\n"
+
+
+def test_registry_names_the_formats() -> None:
+    assert {"round-robin": RoundRobin, "gauntlet": Gauntlet} == FORMATS
+
+
+def test_round_robin_is_the_default_and_gauntlet_pairs_challengers_with_the_pool(
+    tmp_path: Path,
+) -> None:
+    rr = _load(tmp_path, _bots(*(f'{{ path = "{C}", name = "{n}" }}' for n in "abcd")))
+    assert rr.format == "round-robin"
+    assert RoundRobin(rr.bots).pairings() == [(0, 1), (0, 2), (0, 3), (1, 2), (1, 3), (2, 3)]
+    g = _load(
+        tmp_path,
+        'format = "gauntlet"\n'
+        + _bots(
+            f'{{ path = "{C}", name = "new", challenger = true }}',
+            f'{{ path = "{C}", name = "o1" }}',
+            f'{{ path = "{C}", name = "new2", challenger = true }}',
+            f'{{ path = "{C}", name = "o2" }}',
+        )
+        + 'games = ["stripes", "papagra"]\nrounds = 2\n',
+    )
+    fmt = Gauntlet(g.bots)
+    assert fmt.pairings() == [(0, 1), (0, 3), (2, 1), (2, 3)]
+    sched = build_schedule(g, fmt.pairings())
+    assert len(sched) == 4 * 2 * 2 * 2  # pairings x games x seats x rounds
+    met = {frozenset(s.bots) for s in sched}
+    assert met == {frozenset(p) for p in fmt.pairings()}  # the pool never meets itself
+    # both seats of every pairing
+    assert {s.bots for s in sched} >= {(0, 1), (1, 0), (2, 3), (3, 2)}
+    # no challenger marked: the first bot is the challenger
+    plain = _load(tmp_path, 'format = "gauntlet"\n' + _bots(f'"{PY}"', f'"{C}"', f'"{JS}"'))
+    assert Gauntlet(plain.bots).pairings() == [(0, 1), (0, 2)]
+
+
+@pytest.mark.parametrize(
+    ("text", "message"),
+    [
+        ('format = "swiss"\n' + _bots(f'"{PY}"', f'"{C}"'), "key 'format': expected one of"),
+        (
+            'format = "gauntlet"\n'
+            + _bots(
+                f'{{ path = "{PY}", challenger = true }}', f'{{ path = "{C}", challenger = true }}'
+            ),
+            "at least one bot that is not a challenger",
+        ),
+        (
+            _bots(f'{{ path = "{PY}", challenger = true }}', f'"{C}"'),
+            "key 'bots[0].challenger': only a format = \"gauntlet\"",
+        ),
+        (
+            _bots(f'"{PY}"', f'"{C}"', f'"{JS}"') + "[sprt]\nelo0 = 0\nelo1 = 5\n",
+            "an SPRT tests one",
+        ),
+        (_bots(f'"{PY}"', f'"{C}"') + "[sprt]\nelo0 = 5\nelo1 = 0\n", "elo0 must be below elo1"),
+        (_bots(f'"{PY}"', f'"{C}"') + "[sprt]\nalpha = 2\n", "key 'sprt': alpha must be"),
+        (_bots(f'"{PY}"', f'"{C}"') + '[sprt]\nmodel = "x"\n', "model must be one of"),
+        (_bots(f'"{PY}"', f'"{C}"') + "[sprt]\nlos = 1\n", "key 'sprt.los': unknown key"),
+    ],
+)
+def test_format_and_sprt_errors_name_the_key(tmp_path: Path, text: str, message: str) -> None:
+    with pytest.raises(ArenaError, match=re.escape(message)):
+        _load(tmp_path, text)
+
+
+def _gauntlet_text(bots: list[str], games: str, results: str = "g.sqlite") -> str:
+    return (
+        'format = "gauntlet"\nseed = 3\nconcurrency = 2\n'
+        + _bots(*bots)
+        + f"games = {games}\n"
+        + "time_control = { base = 20.0, increment = 0.2, startup = 20.0 }\n"
+        + f'results = "{results}"\n'
+    )
+
+
+async def test_a_gauntlet_grows_by_a_bot_and_a_game(tmp_path: Path) -> None:
+    first = [f'{{ path = "{C}", name = "new", challenger = true }}', f'"{PY}"']
+    cfg = _load(tmp_path, _gauntlet_text(first, '["stripes"]'))
+    out = await run_tournament(cfg)
+    assert out.status == "complete" and out.played == 2
+    with Store(cfg.results) as s:
+        before = {r.game_id: r for r in s.games()}
+    # add an opponent and a game: only new pairings and games are played
+    grown = _load(tmp_path, _gauntlet_text([*first, f'"{JS}"'], '["stripes", "quadraphages"]'))
+    out = await run_tournament(grown)
+    assert out.status == "complete" and out.played == 6  # 2 pairings x 2 games x 2 seats - 2
+    with Store(cfg.results) as s:
+        rows = {r.game_id: r for r in s.games()}
+        report = build_report(s)
+    assert all(rows[g] == r for g, r in before.items())  # old games unchanged, same ids
+    assert {frozenset(r.bots) for r in rows.values()} == {
+        frozenset(("new", "random-py")),
+        frozenset(("new", "random-js")),
+    }
+    assert report["progress"]["scheduled"] == 8 and report["progress"]["complete"]
+    # removing a bot needs a new results file, and the error says what changed
+    shrunk = _load(tmp_path, _gauntlet_text(first, '["stripes", "quadraphages"]'))
+    with pytest.raises(StoreError, match="bot 'random-js' removed"):
+        await run_tournament(shrunk)
+    retimed = _load(
+        tmp_path,
+        _gauntlet_text([*first, f'"{JS}"'], '["stripes", "quadraphages"]').replace(
+            "base = 20.0", "base = 30.0"
+        ),
+    )
+    with pytest.raises(StoreError, match="time_control changed from"):
+        await run_tournament(retimed)
+
+
+async def test_sprt_stops_the_run_when_it_decides(tmp_path: Path) -> None:
+    # the strong bot against the random one: H1 (it is at least 0 Elo better than 100 Elo
+    # worse, an easy test) is accepted long before the 200 scheduled games
+    text = (
+        "seed = 5\nconcurrency = 2\nrounds = 100\n"
+        + _bots(f'"{BOTS / "strong"}"', f'"{PY}"')
+        + 'games = ["stripes"]\n'
+        + "time_control = { base = 20.0, increment = 0.2, startup = 20.0 }\n"
+        + "[openings]\nturns = 1\n[sprt]\nelo0 = -100\nelo1 = 0\nalpha = 0.1\nbeta = 0.1\n"
+    )
+    cfg = _load(tmp_path, text)
+    out = await run_tournament(cfg)
+    assert out.status == "complete"
+    assert out.sprt is not None and out.sprt.decision == "H1"
+    assert out.sprt.llr >= out.sprt.params.upper
+    assert out.played < 60
+    with Store(cfg.results) as s:
+        report = build_report(s)
+        played = s.count_games()
+    assert report["sprt"]["decision"] == "H1" and report["sprt"]["bot"] == "strong"
+    assert report["progress"]["complete"]
+    # a decided test is finished: running again plays nothing
+    again = await run_tournament(cfg)
+    assert again.played == 0 and again.sprt is not None and again.sprt.decision == "H1"
+    with Store(cfg.results) as s:
+        assert s.count_games() == played
