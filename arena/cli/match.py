@@ -65,6 +65,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="game option (repeatable), e.g. --option max_turns=100",
     )
     p.add_argument("--record", metavar="FILE", help="write the game record (JSON) to FILE")
+    _picture_options(p)
     show = p.add_mutually_exclusive_group()
     show.add_argument(
         "--json",
@@ -96,6 +97,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--turn", type=int, metavar="N", help="show only the position after turn N")
     p.add_argument("--no-board", action="store_true", help="list the turns without boards")
+    _picture_options(p)
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser(
@@ -142,6 +144,35 @@ def positive_int(text: str) -> int:
     if n < 1:
         raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
     return n
+
+
+def _picture_options(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--html",
+        metavar="FILE",
+        help="write the game as one self-contained HTML page: the board at every action and "
+        "turn, clocks, scores, logs and the result",
+    )
+    p.add_argument("--svg", metavar="DIR", help="write one SVG picture per turn into DIR")
+
+
+def _check_picture_paths(args: argparse.Namespace) -> None:
+    if args.html:
+        check_writable(args.html, "--html")
+    if args.svg and Path(args.svg).exists() and not Path(args.svg).is_dir():
+        raise ArenaError(f"--svg {args.svg}: not a directory")
+
+
+def _write_pictures(record: GameRecord, args: argparse.Namespace) -> list[Path]:
+    """The --html page and --svg pictures of a game; OSError when a file cannot be written."""
+    from arena.viewer import write_replay_html, write_turn_svgs
+
+    written = []
+    if args.html:
+        written.append(write_replay_html(record, args.html))
+    if args.svg:
+        written.extend(write_turn_svgs(record, args.svg))
+    return written
 
 
 def _time_options(
@@ -191,6 +222,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     make_game(args.game, options)  # option errors before anything is started
     if args.record:
         check_writable(args.record, "--record")
+    _check_picture_paths(args)
     bots = (load_bot(args.bot_a), load_bot(args.bot_b))
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
     config = MatchConfig(
@@ -229,9 +261,13 @@ def cmd_match(args: argparse.Namespace) -> int:
         print(json.dumps(record.summary(), ensure_ascii=False))
     else:
         print(result_line(record))
-    if args.record:
-        return _write_record(record, args.record)
-    return 0
+    status = _write_record(record, args.record) if args.record else 0
+    try:
+        _write_pictures(record, args)
+    except OSError as e:
+        print(f"arena: error: cannot write {e.filename}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    return status
 
 
 def check_writable(path: str, what: str) -> None:
@@ -339,6 +375,17 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
         with open_store(args.file) as store:
             record = GameRecord.from_dict(store.record(args.game_id))
+    if args.html or args.svg:
+        _check_picture_paths(args)
+        try:
+            written = _write_pictures(record, args)
+        except OSError as e:
+            raise ArenaError(f"cannot write {e.filename}: {e.strerror or e}") from None
+        if args.html:
+            print(f"wrote {written[0]}")
+        if args.svg:
+            print(f"wrote {len(written) - bool(args.html)} SVG files to {args.svg}")
+        return 0
     colours = [b["colour"] for b in record.bots]
     names = [b["name"] for b in record.bots]
     tc = TimeControl.from_dict(record.time_control).describe() if record.time_control else "?"

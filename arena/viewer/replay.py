@@ -1,0 +1,183 @@
+"""A game record turned into replay data: what the viewer shows at every step of the game.
+
+One step per action, replayed through the rules engine (`GameRecord.replay_states` checks the
+record as it goes), so stepping "by action" and "by turn" are the same list read two ways. The
+board is sent once as the engine's SVG; each step carries only the cells whose drawing changed,
+as the inner markup of their `data-cell` group, which keeps a 1,000-action game to a few hundred
+kilobytes and lets any page that has the SVG apply a step. Everything is JSON-safe.
+
+Text that came from a bot (names, logs, illegal actions, failure details) is passed through as
+data, never as markup: the viewer writes it with `textContent`. Only the SVG markup is markup,
+and the engine makes it from its own state.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from typing import Any
+
+from arena.games import State, game_class
+from arena.referee.clock import TimeControl
+from arena.referee.record import GameRecord
+
+REPLAY_FORMAT = "arena-replay/1"
+
+_CELL_GROUP = re.compile(r'<g class="cell" data-cell="([a-z]+[0-9]+)">(.*?)</g>', re.S)
+_CELL_NAME = re.compile(r"[a-z]+[0-9]+")
+#: the outline of the last action's cells (viewer.css has the same colour)
+MARK = "#00b050"
+
+
+def cell_markup(svg: str) -> dict[str, str]:
+    """Cell name -> the inner markup of its group in an engine SVG."""
+    return dict(_CELL_GROUP.findall(svg))
+
+
+def action_cells(action: str) -> list[str]:
+    """The cell names an action mentions (`e5`, `-e5`, `c3-d4`); none for `pass` or a number."""
+    return _CELL_NAME.findall(action)
+
+
+def mark_cells(svg: str, cells: Sequence[str], changed: Sequence[str] = ()) -> str:
+    """The SVG with the action's `cells` outlined, and other `changed` cells outlined dashed,
+    for standalone files: a `<style>` rule, and the marked groups moved to the end of the
+    drawing so that no neighbour covers their outline."""
+    solid = [c for c in dict.fromkeys(cells) if _CELL_NAME.fullmatch(c)]
+    dashed = [c for c in dict.fromkeys(changed) if _CELL_NAME.fullmatch(c) and c not in solid]
+    if not solid and not dashed:
+        return svg
+    rules = []
+    for names, extra in ((dashed, " stroke-width: 2.5px; stroke-dasharray: 4 3;"), (solid, "")):
+        if names:
+            selector = ", ".join(f'g[data-cell="{c}"] > :first-child' for c in names)
+            rules.append(f"{selector} {{ stroke: {MARK}; stroke-width: 4px;{extra} }}")
+    groups = cell_markup(svg)
+    moved = ""
+    for name in dashed + solid:
+        if name in groups:
+            group = f'<g class="cell" data-cell="{name}">{groups[name]}</g>'
+            svg = svg.replace(group, "", 1)
+            moved += group
+    head, sep, rest = svg.partition(">")
+    body, end, tail = rest.rpartition("</svg>")
+    return f"{head}{sep}<style>{' '.join(rules)}</style>{body}{moved}{end}{tail}"
+
+
+def _status(state: State) -> str:
+    colours = state.game.colours
+    result = state.result()
+    if result is not None:
+        return result.detail or result.reason
+    seat = state.current_player()
+    todo = state.actions_remaining()
+    return f"turn {state.turn_number()}: {colours[seat or 0]} to move ({todo} action(s) left)"
+
+
+def replay_data(record: GameRecord) -> dict[str, Any]:
+    """The replay of a record, step by step; RecordError if the record does not replay."""
+    cls = game_class(record.game)
+    states = record.replay_states()
+    _, state = next(states)
+    svg = state.render_svg()
+    shown = cell_markup(svg)
+    tc = TimeControl.from_dict(record.time_control) if record.time_control else None
+    start_clocks = [tc.base, tc.base] if tc is not None and tc.base is not None else [None, None]
+    logs = sorted(record.logs, key=lambda x: x["t"])
+    steps: list[dict[str, Any]] = [
+        {
+            "turn": None,
+            "seat": None,
+            "action": None,
+            "scores": list(state.scores()),
+            "clocks": start_clocks,
+            "status": _status(state),
+            "logs": [0, 0],
+            "first_of_turn": True,
+        }
+    ]
+    # the replay goes turn by turn; within a turn, re-apply the actions one at a time to a
+    # clone of the position before the turn, so that every action gets its own picture
+    before = state.clone()
+    log_i = 0
+    for entry, after in states:
+        assert entry is not None
+        t_end = entry.get("t", float("inf"))
+        log_from = log_i
+        while log_i < len(logs) and logs[log_i]["t"] <= t_end:
+            log_i += 1
+        pos = before
+        common = {
+            "turn": entry["turn"],
+            "seat": entry["seat"],
+            "clocks": entry.get("clocks_after") or [None, None],
+            "logs": [log_from, log_i],
+        }
+        turn_steps: list[dict[str, Any]] = []
+        for item in entry["actions"]:
+            step = {**common, "action": item["action"], "elapsed": item.get("elapsed", 0.0)}
+            if item.get("illegal"):
+                step["illegal"] = True
+                step["cells"] = {}
+            elif not pos.is_terminal():
+                pos.apply(item["action"])
+                step["cells"] = _changed(shown, cell_markup(pos.render_svg()))
+            step["scores"] = list(pos.scores())
+            step["status"] = _status(pos)
+            turn_steps.append(step)
+        if entry.get("resigned") or not turn_steps:
+            # a turn without an action: a resignation, or a forfeit before any action
+            note = "resigns" if entry.get("resigned") else record.result.get("reason", "")
+            turn_steps.append({**common, "action": None, "note": note, "cells": {}, "elapsed": 0.0})
+        # the end of the turn (an early end, a finished game) is the engine's word on it
+        last = turn_steps[-1]
+        last["cells"] = {**last["cells"], **_changed(shown, cell_markup(after.render_svg()))}
+        last["scores"] = list(after.scores())
+        last["status"] = _status(after)
+        last["elapsed_turn"] = entry.get("elapsed", 0.0)
+        turn_steps[0]["first_of_turn"] = True
+        steps.extend(turn_steps)
+        before = after.clone()
+    result = dict(record.result)
+    if log_i < len(logs):
+        steps[-1]["logs"] = [steps[-1]["logs"][0], len(logs)]
+    return {
+        "format": REPLAY_FORMAT,
+        "match_id": record.match_id,
+        "game": record.game,
+        "title": cls.title,
+        "options": record.options,
+        "seed": record.seed,
+        "time_control": tc.describe() if tc is not None else "",
+        "started_at": record.started_at,
+        "players": [
+            {
+                "seat": seat,
+                "name": str(bot.get("name", "")),
+                "colour": str(bot.get("colour", cls.colours[seat])),
+                "version": str(bot.get("version", "")),
+            }
+            for seat, bot in enumerate(record.bots)
+        ],
+        "opening_turns": len(record.opening),
+        "board": svg,
+        "steps": steps,
+        "logs": [
+            {"seat": log["seat"], "t": log["t"], "message": str(log["message"])} for log in logs
+        ],
+        "logs_dropped": list(record.logs_dropped),
+        "result": {
+            "result": result.get("result"),
+            "winner": result.get("winner"),
+            "reason": result.get("reason"),
+            "detail": result.get("detail", ""),
+            "scores": result.get("scores"),
+        },
+    }
+
+
+def _changed(shown: dict[str, str], now: dict[str, str]) -> dict[str, str]:
+    """The cells whose markup differs from what is shown; updates `shown` to `now`."""
+    diff = {name: markup for name, markup in now.items() if shown.get(name) != markup}
+    shown.update(diff)
+    return diff

@@ -1,0 +1,360 @@
+/* arena replay viewer.
+ *
+ * ArenaViewer.mount(element, data) shows replay data (arena/viewer/replay.py, format
+ * arena-replay/1) in an element: the board, stepping by action and by turn (buttons, keyboard,
+ * slider, the move list), the last action marked on the board, scores, clocks, the bots' logs
+ * of the turn and the result. Elements with a data-arena-replay="ID" attribute are mounted
+ * automatically from the JSON text of the script element (type application/json) whose id is ID.
+ *
+ * Every text that came from a bot (names, logs, actions, details) is written with textContent,
+ * never as markup. Only the board SVG and its cell groups, which the engine drew, are markup.
+ * No network access, no dependencies.
+ */
+(function () {
+  "use strict";
+
+  var CELL_NAME = /[a-z]+[0-9]+/g;
+  // the players' colours as the engines draw them (arena/games), for the legend
+  var SWATCHES = {
+    pink: "#f49ac1", black: "#222222", dark: "#222222", light: "#f8f8f8",
+    red: "#d62728", blue: "#1f77b4", X: "#222222", O: "#f8f8f8",
+  };
+  // the viewer the keyboard drives: the last one mounted or clicked
+  var active = null;
+
+  function el(tag, cls, text) {
+    var node = document.createElement(tag);
+    if (cls) node.className = cls;
+    if (text !== undefined && text !== null) node.textContent = String(text);
+    return node;
+  }
+
+  function fmtClock(value) {
+    if (value === null || value === undefined) return "\u2013";
+    var v = Number(value);
+    if (v >= 60) {
+      var m = Math.floor(v / 60);
+      var s = v - m * 60;
+      return m + ":" + (s < 10 ? "0" : "") + s.toFixed(1);
+    }
+    return v.toFixed(2) + " s";
+  }
+
+  function fmtElapsed(value) {
+    if (value === null || value === undefined) return "";
+    var v = Number(value);
+    return v < 1 ? (v * 1000).toFixed(1) + " ms" : v.toFixed(2) + " s";
+  }
+
+  function resultText(data) {
+    var r = data.result || {};
+    if (!r.result) return "no result recorded";
+    var who = "draw";
+    if (r.winner === 0 || r.winner === 1) {
+      var p = data.players[r.winner];
+      who = p.colour + " (" + p.name + ") wins";
+    }
+    var text = r.result + "  " + who + " by " + r.reason;
+    if (r.scores) text += "; scores " + r.scores.join("-");
+    return text;
+  }
+
+  function mount(root, data) {
+    var steps = data.steps;
+    var n = steps.length;
+    root.classList.add("arena-viewer");
+    root.textContent = "";
+
+    // --- header -------------------------------------------------------------------------
+    root.appendChild(el("h1", null, data.title + ": " + data.players[0].name + " vs " +
+      data.players[1].name));
+    var opts = Object.keys(data.options || {}).map(function (k) {
+      return k + "=" + data.options[k];
+    }).join(", ");
+    root.appendChild(el("p", "arena-meta", [data.game, opts, "time control " +
+      (data.time_control || "?"), "seed " + data.seed, data.started_at || ""].filter(Boolean)
+      .join(" \u00b7 ")));
+    var playersBox = el("div", "arena-players");
+    var playerNodes = data.players.map(function (p) {
+      var node = el("span", "arena-player");
+      var sw = el("span", "arena-swatch");
+      if (Object.prototype.hasOwnProperty.call(SWATCHES, p.colour)) {
+        sw.style.background = SWATCHES[p.colour];
+      }
+      node.appendChild(sw);
+      node.appendChild(el("span", null, p.colour + ": " + p.name +
+        (p.version ? " " + p.version : "")));
+      playersBox.appendChild(node);
+      return node;
+    });
+    root.appendChild(playersBox);
+    var resultBox = el("div", "arena-result");
+    resultBox.appendChild(el("div", "arena-result-line", resultText(data)));
+    if (data.result && data.result.detail) {
+      resultBox.appendChild(el("div", "arena-status", data.result.detail));
+    }
+    root.appendChild(resultBox);
+
+    // --- board and side panel -------------------------------------------------------------
+    var main = el("div", "arena-main");
+    var board = el("div", "arena-board");
+    board.innerHTML = data.board; // the engine's SVG, not bot text
+    // its tooltip describes the first position only; the panel says where the game is
+    board.querySelectorAll("svg > title").forEach(function (t) { t.remove(); });
+    main.appendChild(board);
+    var side = el("div", "arena-side");
+    main.appendChild(side);
+    root.appendChild(main);
+
+    var controls = el("div", "arena-controls");
+    function button(label, title, action) {
+      var b = el("button", null, label);
+      b.type = "button";
+      b.title = title;
+      b.setAttribute("aria-label", title);
+      b.addEventListener("click", action);
+      controls.appendChild(b);
+      return b;
+    }
+    button("|\u2039", "start (Home)", function () { show(0); });
+    button("\u00ab", "previous turn (Shift+\u2190, \u2191)", function () { show(prevTurn(pos)); });
+    button("\u2039", "previous action (\u2190)", function () { show(pos - 1); });
+    button("\u203a", "next action (\u2192)", function () { show(pos + 1); });
+    button("\u00bb", "next turn (Shift+\u2192, \u2193)", function () { show(nextTurn(pos)); });
+    button("\u203a|", "end (End)", function () { show(n - 1); });
+    var slider = el("input", "arena-slider");
+    slider.type = "range";
+    slider.min = "0";
+    slider.max = String(n - 1);
+    slider.value = "0";
+    slider.setAttribute("aria-label", "step");
+    slider.addEventListener("input", function () { show(Number(slider.value)); });
+    controls.appendChild(slider);
+    var stepNo = el("span", "arena-stepno");
+    controls.appendChild(stepNo);
+    side.appendChild(controls);
+
+    var stepLine = el("div", "arena-step");
+    side.appendChild(stepLine);
+    var facts = el("table", "arena-facts");
+    var head = el("tr");
+    head.appendChild(el("th", null, ""));
+    data.players.forEach(function (p) { head.appendChild(el("th", null, p.colour)); });
+    facts.appendChild(head);
+    function factRow(label) {
+      var tr = el("tr");
+      tr.appendChild(el("td", null, label));
+      var cells = [el("td"), el("td")];
+      cells.forEach(function (c) { tr.appendChild(c); });
+      facts.appendChild(tr);
+      return cells;
+    }
+    var scoreCells = factRow("score");
+    var clockCells = factRow("clock");
+    side.appendChild(facts);
+    var status = el("div", "arena-status");
+    side.appendChild(status);
+    side.appendChild(el("h2", null, "Logs of this turn"));
+    var logBox = el("div", "arena-logs");
+    side.appendChild(logBox);
+    side.appendChild(el("h2", null, "Moves"));
+    var moves = el("div", "arena-moves");
+    side.appendChild(moves);
+    side.appendChild(el("p", "arena-help",
+      "\u2190 \u2192 action \u00b7 Shift+\u2190 \u2192 or \u2191 \u2193 turn \u00b7 Home End"));
+
+    // --- cells: forward diffs from the data, backward diffs computed once ----------------
+    var groups = {};
+    board.querySelectorAll("g[data-cell]").forEach(function (g) {
+      groups[g.getAttribute("data-cell")] = g;
+    });
+    var shown = {};
+    Object.keys(groups).forEach(function (name) { shown[name] = groups[name].innerHTML; });
+    var undo = new Array(n);
+    for (var k = 1; k < n; k++) {
+      var back = {};
+      var cells = steps[k].cells || {};
+      for (var name in cells) {
+        if (!Object.prototype.hasOwnProperty.call(cells, name)) continue;
+        back[name] = shown[name];
+        shown[name] = cells[name];
+      }
+      undo[k] = back;
+    }
+    var lastOfTurn = steps.map(function (s, i) {
+      return i === 0 || i === n - 1 || !!steps[i + 1].first_of_turn;
+    });
+
+    // --- the move list ---------------------------------------------------------------------
+    var moveButtons = new Array(n);
+    var line = null;
+    steps.forEach(function (s, i) {
+      if (i === 0) {
+        var b0 = el("button", null, data.opening_turns ? "after the opening" : "start");
+        b0.type = "button";
+        b0.addEventListener("click", function () { show(0); });
+        moveButtons[0] = b0;
+        moves.appendChild(b0);
+        return;
+      }
+      if (s.first_of_turn) {
+        line = el("div");
+        var who = data.players[s.seat];
+        line.appendChild(el("span", null, s.turn + ". " + who.colour + " "));
+        moves.appendChild(line);
+      }
+      var label = s.action !== null && s.action !== undefined ? s.action : "(" + s.note + ")";
+      var b = el("button", s.illegal ? "arena-illegal" : null, label);
+      b.type = "button";
+      b.addEventListener("click", function () { show(i); });
+      moveButtons[i] = b;
+      line.appendChild(b);
+    });
+
+    function nextTurn(i) {
+      var j = Math.min(i + 1, n - 1);
+      while (j < n - 1 && !lastOfTurn[j]) j++;
+      return j;
+    }
+    function prevTurn(i) {
+      var j = Math.max(i - 1, 0);
+      while (j > 0 && !lastOfTurn[j]) j--;
+      return j;
+    }
+
+    function setCells(cells) {
+      for (var name in cells) {
+        if (Object.prototype.hasOwnProperty.call(cells, name) && groups[name]) {
+          groups[name].innerHTML = cells[name]; // engine markup
+        }
+      }
+    }
+
+    function mark(i) {
+      board.querySelectorAll("g.arena-last, g.arena-turn, g.arena-changed").forEach(function (g) {
+        g.classList.remove("arena-last", "arena-turn", "arena-changed");
+      });
+      var s = steps[i];
+      // what else the action changed (a stripe's inner cells, captures): outlined lightly
+      Object.keys(s.cells || {}).forEach(function (c) {
+        if (!groups[c] || i === 0) return;
+        groups[c].classList.add("arena-changed");
+        groups[c].parentNode.appendChild(groups[c]);
+      });
+      for (var j = i; j > 0 && steps[j].turn === s.turn; j--) {
+        var a = steps[j].action;
+        if (a && !steps[j].illegal) {
+          (a.match(CELL_NAME) || []).forEach(function (c) {
+            var g = groups[c];
+            if (!g) return;
+            g.classList.remove("arena-changed");
+            g.classList.add(j === i ? "arena-last" : "arena-turn");
+            g.parentNode.appendChild(g); // drawn last, so no neighbour covers its outline
+          });
+        }
+        if (steps[j].first_of_turn) break;
+      }
+    }
+
+    var pos = 0;
+    function show(target) {
+      target = Math.max(0, Math.min(n - 1, Math.round(Number(target) || 0)));
+      while (pos < target) { pos++; setCells(steps[pos].cells || {}); }
+      while (pos > target) { setCells(undo[pos]); pos--; }
+      var s = steps[pos];
+      mark(pos);
+      slider.value = String(pos);
+      stepNo.textContent = pos + "/" + (n - 1);
+      stepLine.textContent = "";
+      if (pos === 0) {
+        stepLine.appendChild(el("span", null, data.opening_turns
+          ? "position after the opening (" + data.opening_turns + " turns)" : "start position"));
+      } else {
+        var p = data.players[s.seat];
+        stepLine.appendChild(el("span", null, "turn " + s.turn + ": " + p.colour + " (" +
+          p.name + ") "));
+        if (s.action !== null && s.action !== undefined) {
+          stepLine.appendChild(el("span", s.illegal ? "arena-action arena-illegal" :
+            "arena-action", s.action));
+          if (s.illegal) stepLine.appendChild(el("span", "arena-illegal", " illegal"));
+        } else {
+          stepLine.appendChild(el("span", "arena-illegal", s.note));
+        }
+        var took = s.elapsed_turn !== undefined ? s.elapsed_turn : s.elapsed;
+        if (took) stepLine.appendChild(el("span", "arena-status", "  " + fmtElapsed(took)));
+      }
+      for (var seat = 0; seat < 2; seat++) {
+        scoreCells[seat].textContent = s.scores ? String(s.scores[seat]) : "";
+        clockCells[seat].textContent = fmtClock(s.clocks ? s.clocks[seat] : null);
+        playerNodes[seat].classList.toggle("arena-to-move",
+          pos < n - 1 && steps[nextTurn(pos)].seat === seat);
+      }
+      status.textContent = s.status || "";
+      logBox.textContent = "";
+      var range = s.logs || [0, 0];
+      for (var li = range[0]; li < range[1]; li++) {
+        var log = data.logs[li];
+        var who = data.players[log.seat];
+        logBox.appendChild(el("div", null, "[" + Number(log.t).toFixed(3) + " s " +
+          who.colour + "] " + log.message));
+      }
+      moveButtons.forEach(function (b, i) { b.classList.toggle("arena-current", i === pos); });
+      if (moveButtons[pos] && moveButtons[pos].scrollIntoView) {
+        moveButtons[pos].scrollIntoView({ block: "nearest" });
+      }
+      resultBox.classList.toggle("arena-at-end", pos === n - 1);
+      root.setAttribute("data-step", String(pos));
+    }
+
+    function onKey(e) {
+      if (e.target === slider) return;
+      var next = null;
+      if (e.key === "ArrowRight") next = e.shiftKey ? nextTurn(pos) : pos + 1;
+      else if (e.key === "ArrowLeft") next = e.shiftKey ? prevTurn(pos) : pos - 1;
+      else if (e.key === "ArrowDown" || e.key === "PageDown") next = nextTurn(pos);
+      else if (e.key === "ArrowUp" || e.key === "PageUp") next = prevTurn(pos);
+      else if (e.key === "Home") next = 0;
+      else if (e.key === "End") next = n - 1;
+      if (next === null) return;
+      e.preventDefault();
+      show(next);
+    }
+
+    show(0);
+    var viewer = {
+      onKey: onKey,
+      show: show,
+      count: n,
+      position: function () { return pos; },
+      nextTurn: function () { show(nextTurn(pos)); },
+      prevTurn: function () { show(prevTurn(pos)); },
+    };
+    root.addEventListener("pointerdown", function () { active = viewer; });
+    root.addEventListener("focusin", function () { active = viewer; });
+    active = viewer;
+    window.arenaViewers = window.arenaViewers || [];
+    window.arenaViewers.push(viewer);
+    return viewer;
+  }
+
+  function mountAll() {
+    document.querySelectorAll("[data-arena-replay]").forEach(function (node) {
+      var source = document.getElementById(node.getAttribute("data-arena-replay"));
+      if (source) mount(node, JSON.parse(source.textContent));
+    });
+  }
+
+  document.addEventListener("keydown", function (e) {
+    if (!active || e.altKey || e.ctrlKey || e.metaKey) return;
+    var t = e.target && e.target.tagName;
+    if (t === "TEXTAREA" || t === "SELECT" || (t === "INPUT" && e.target.type !== "range")) return;
+    active.onKey(e);
+  });
+
+  window.ArenaViewer = { mount: mount, mountAll: mountAll };
+  if (document.readyState === "loading") {
+    document.addEventListener("DOMContentLoaded", mountAll);
+  } else {
+    mountAll();
+  }
+})();
