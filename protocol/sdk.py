@@ -186,6 +186,13 @@ class BotContext:
         return self.hello.get("options", {}) or {}
 
     @property
+    def bot_options(self) -> dict[str, Any]:
+        """Settings for this bot from the tournament config (`hello.bot_options`, like UCI
+        options); empty when none were given or the referee predates them."""
+        value = self.hello.get("bot_options")
+        return value if isinstance(value, dict) else {}
+
+    @property
     def seat(self) -> int:
         return int(self.hello.get("seat", 0))
 

@@ -124,27 +124,31 @@ class Clocks:
     The referee asks `deadline(seat)` before each request, `charge(seat, elapsed)` after each
     reply and `end_turn(seat)` once the turn is complete. `flagged` decides a time forfeit from
     the measured time, so a reply that arrived just before the cancel scope fired still counts.
+    `seats` gives each seat a time control of its own (time odds); by default both use `tc`.
     """
 
-    __slots__ = ("remaining", "tc", "turn_used")
+    __slots__ = ("remaining", "tcs", "turn_used")
 
-    def __init__(self, tc: TimeControl) -> None:
-        self.tc = tc
-        self.remaining: list[float | None] = [tc.base, tc.base]
+    def __init__(
+        self, tc: TimeControl, seats: tuple[TimeControl, TimeControl] | None = None
+    ) -> None:
+        self.tcs = seats or (tc, tc)
+        self.remaining: list[float | None] = [self.tcs[0].base, self.tcs[1].base]
         self.turn_used = 0.0
 
     def deadline(self, seat: int) -> float | None:
         """Seconds the bot has for its next reply (margin excluded); None = unlimited."""
         limit = self.remaining[seat]
-        if self.tc.move_time is not None:
-            left = self.tc.move_time - self.turn_used
+        move_time = self.tcs[seat].move_time
+        if move_time is not None:
+            left = move_time - self.turn_used
             limit = left if limit is None else min(limit, left)
         if limit is None:
             return None
         return max(0.0, limit)
 
-    def flagged(self, deadline: float | None, elapsed: float) -> bool:
-        return deadline is not None and elapsed > deadline + self.tc.margin
+    def flagged(self, deadline: float | None, elapsed: float, seat: int = 0) -> bool:
+        return deadline is not None and elapsed > deadline + self.tcs[seat].margin
 
     def charge(self, seat: int, elapsed: float) -> None:
         self.turn_used += elapsed
@@ -157,7 +161,7 @@ class Clocks:
     def end_turn(self, seat: int) -> None:
         left = self.remaining[seat]
         if left is not None:
-            self.remaining[seat] = left + self.tc.increment
+            self.remaining[seat] = left + self.tcs[seat].increment
         self.turn_used = 0.0
 
     def snapshot(self) -> list[float | None]:

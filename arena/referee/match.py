@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import secrets
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -58,6 +58,10 @@ class MatchConfig:
     isolation: str | None = None  # overrides the bots' own isolation when set
     #: seconds a bot has to exit after `end` before it is killed
     end_grace: float = 1.0
+    #: a seat's own time control instead of `time_control` (time odds), None: the common one
+    seat_time_controls: tuple[TimeControl | None, TimeControl | None] = (None, None)
+    #: per seat, settings the bot receives in `hello.bot_options` (like UCI options)
+    bot_options: tuple[Mapping[str, Any] | None, Mapping[str, Any] | None] = (None, None)
 
 
 @dataclass
@@ -145,6 +149,16 @@ class _GcFreeze:
 _gc_frozen = _GcFreeze()
 
 
+def _seat_settings(config: MatchConfig, seat: int) -> dict[str, Any]:
+    """What the record adds for a seat with its own time control or bot options."""
+    out: dict[str, Any] = {}
+    if config.seat_time_controls[seat] is not None:
+        out["time_control"] = config.seat_time_controls[seat].to_dict()  # type: ignore[union-attr]
+    if config.bot_options[seat]:
+        out["bot_options"] = dict(config.bot_options[seat] or {})
+    return out
+
+
 class _Referee:
     def __init__(
         self,
@@ -156,6 +170,10 @@ class _Referee:
         self.observer = observer
         self.on_log = on_log
         self.tc = config.time_control
+        self.tcs = (
+            config.seat_time_controls[0] or self.tc,
+            config.seat_time_controls[1] or self.tc,
+        )
         check_seed(config.seed)
         for spec in config.bots:
             if isinstance(spec, SeatSpec):
@@ -168,7 +186,7 @@ class _Referee:
         self.state = self.game.new_initial_state()
         self.last_turn: dict[str, Any] | None = None
         self._play_opening()
-        self.clocks = Clocks(self.tc)
+        self.clocks = Clocks(self.tc, self.tcs)
         self.procs: list[BotProcess | None] = [None, None]
         self.channels: list[Seat | None] = [None, None]
         self.want_legal = [False, False]
@@ -191,6 +209,7 @@ class _Referee:
                     "hash": "",  # after the build step, see _launch_bot
                     "seat": seat,
                     "colour": colours[seat],
+                    **_seat_settings(config, seat),
                 }
                 for seat, spec in enumerate(config.bots)
             ],
@@ -338,7 +357,7 @@ class _Referee:
         isolation = config.isolation or spec.isolation
         limits = spec.limits
         if limits.cpu_seconds is None:
-            limits = replace(limits, cpu_seconds=self.tc.cpu_budget())
+            limits = replace(limits, cpu_seconds=self.tcs[seat].cpu_budget())
         launch = spec.launch_spec(
             isolation=isolation, cpu_affinity=config.cpu_affinity[seat], limits=limits
         )
@@ -364,8 +383,8 @@ class _Referee:
 
     async def _say_hello(self, seat: int, channel: Seat, t_launch: float) -> None:
         config = self.config
-        tc = self.tc
-        hello = {
+        tc = self.tcs[seat]
+        hello: dict[str, Any] = {
             "type": "hello",
             "protocol": PROTOCOL_VERSION,
             "game": config.game,
@@ -378,6 +397,8 @@ class _Referee:
             "max_message_bytes": config.max_message_bytes,
             "seed": config.seed,
         }
+        if config.bot_options[seat]:
+            hello["bot_options"] = dict(config.bot_options[seat] or {})
         remaining = max(0.0, tc.startup - (trio.current_time() - t_launch))
         try:
             reply, _ = await channel.request(hello, remaining, tc.margin)
@@ -405,8 +426,7 @@ class _Referee:
     async def _play(self) -> _Outcome:
         state = self.state
         clocks = self.clocks
-        tc = self.tc
-        margin = tc.margin
+        margins = (self.tcs[0].margin, self.tcs[1].margin)
         record_turns = self.record.turns
         while not state.is_terminal():
             seat = state.current_player()
@@ -443,7 +463,7 @@ class _Referee:
                     msg["legal"] = state.legal_actions()
                 entry["requests"] += 1
                 try:
-                    reply, elapsed = await channel.request(msg, deadline, margin)
+                    reply, elapsed = await channel.request(msg, deadline, margins[seat])
                 except BotFailure as f:
                     if f.reason == "time_forfeit" and f.info.get("elapsed") is not None:
                         clocks.charge(seat, f.info["elapsed"])
@@ -452,7 +472,7 @@ class _Referee:
                     return self._forfeit(seat, f)
                 turn_elapsed += elapsed
                 clocks.charge(seat, elapsed)
-                if clocks.flagged(deadline, elapsed):
+                if clocks.flagged(deadline, elapsed, seat):
                     self._close_turn(entry, turn_elapsed, clocks)
                     record_turns.append(entry)
                     return self._forfeit(
@@ -460,7 +480,7 @@ class _Referee:
                         BotFailure(
                             "time_forfeit",
                             f"replied after {elapsed:.3f} s, deadline {deadline:.3f} s "
-                            f"+ {margin:g} s margin",
+                            f"+ {margins[seat]:g} s margin",
                             {"deadline": deadline, "elapsed": round(elapsed, 6)},
                         ),
                     )

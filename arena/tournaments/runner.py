@@ -17,7 +17,6 @@ steal each other's CPU. A worker that dies voids its game, which is played again
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import json
 import os
 import signal
@@ -74,14 +73,12 @@ def arena_faults() -> tuple[type[BaseException], ...]:
 
 def load_bot_specs(config: TournamentConfig) -> list[Any]:
     """Resolve every bot entry with the referee's manifest loader; names must be unique."""
-    from arena.referee import load_bot
+    from arena.tournaments.worker import resolve_bot
 
     specs = []
     seen: dict[str, int] = {}
     for i, entry in enumerate(config.bots):
-        spec = load_bot(entry.source)
-        if entry.alias:
-            spec = dataclasses.replace(spec, name=entry.alias)
+        spec = resolve_bot(entry.to_dict())
         if spec.name in seen:
             raise ConfigError(
                 f"{config.path or '<config>'}: key 'bots': bots[{seen[spec.name]}] and bots[{i}] "
@@ -224,7 +221,7 @@ class _Run:
         self.openings: dict[tuple[int, str, int], tuple[tuple[str, ...], ...]] = {}
         self.faults = arena_faults()
         self.play_match = play_match
-        self.bots_payload = [{"source": b.source, "alias": b.alias} for b in config.bots]
+        self.bots_payload = [b.to_dict() for b in config.bots]
         self.played = 0
         self.voided = 0
         self.unplayable: list[str] = []
@@ -269,6 +266,10 @@ class _Run:
             "opening": [list(t) for t in opening],
             "cpu_affinity": [[core], [core]] if core is not None else [None, None],
             "isolation": self.config.isolation,
+            "seat_time_controls": [
+                t.to_dict() if (t := self.config.bots[i].time_control) else None for i in sg.bots
+            ],
+            "bot_options": [dict(self.config.bots[i].options) or None for i in sg.bots],
         }
 
     async def play(self, sg: ScheduledGame, slot: _Slot) -> None:

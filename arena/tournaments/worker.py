@@ -6,7 +6,7 @@ interpreter and one event loop, so two concurrent games interfere; one worker pr
 concurrent game lets the operating system spread the referees over the cores.
 
 Protocol with the runner, JSON Lines over the worker's stdin/stdout:
-- runner -> worker: `{"type": "init", "bots": [{"source", "alias"}, ...]}` once, then
+- runner -> worker: `{"type": "init", "bots": [BotEntry.to_dict(), ...]}` once, then
   `{"type": "play", "game_id", "match": {...}}` (the MatchConfig fields, bots by index).
 - worker -> runner: `{"type": "record", "game_id", "record": {...}}` for a finished game,
   `{"type": "void", "game_id", "reason"}` when the arena failed (the game is replayed),
@@ -58,16 +58,24 @@ def encode(msg: dict[str, Any]) -> bytes:
     return json.dumps(msg, separators=(",", ":")).encode() + b"\n"
 
 
-def load_specs(bots: list[dict[str, Any]]) -> list[Any]:
+def resolve_bot(entry: dict[str, Any]) -> Any:
+    """A config's bot entry (BotEntry.to_dict()) as the BotSpec that plays: the manifest with
+    the entry's name, extra arguments and environment applied."""
     from arena.referee import load_bot
 
-    specs = []
-    for b in bots:
-        spec = load_bot(b["source"])
-        if b.get("alias"):
-            spec = dataclasses.replace(spec, name=b["alias"])
-        specs.append(spec)
-    return specs
+    spec = load_bot(entry["source"])
+    changes: dict[str, Any] = {}
+    if entry.get("alias"):
+        changes["name"] = entry["alias"]
+    if entry.get("args"):
+        changes["command"] = (*spec.command, *entry["args"])
+    if entry.get("env"):
+        changes["env"] = tuple(sorted({**dict(spec.env), **entry["env"]}.items()))
+    return dataclasses.replace(spec, **changes) if changes else spec
+
+
+def load_specs(bots: list[dict[str, Any]]) -> list[Any]:
+    return [resolve_bot(b) for b in bots]
 
 
 def match_config(specs: list[Any], m: dict[str, Any]) -> Any:
@@ -83,6 +91,11 @@ def match_config(specs: list[Any], m: dict[str, Any]) -> Any:
         opening=tuple(tuple(t) for t in m["opening"]),
         cpu_affinity=tuple(None if a is None else tuple(a) for a in m["cpu_affinity"]),  # type: ignore[arg-type]
         isolation=m["isolation"],
+        seat_time_controls=tuple(  # type: ignore[arg-type]
+            None if t is None else TimeControl(**t)
+            for t in m.get("seat_time_controls", (None, None))
+        ),
+        bot_options=tuple(m.get("bot_options", (None, None))),  # type: ignore[arg-type]
     )
 
 

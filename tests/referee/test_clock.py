@@ -95,3 +95,17 @@ def test_clock_invariants(base, inc, move_time, replies):
             assert clocks.remaining[seat] == pytest.approx(mid + inc)
             assert clocks.turn_used == 0
         assert all(r >= 0 for r in clocks.remaining)
+
+
+def test_time_odds_give_each_seat_its_own_clock() -> None:
+    common = TimeControl(base=2.0, increment=0.5)
+    odds = TimeControl(base=1.0, increment=0.1, move_time=0.4, margin=0.2)
+    clocks = Clocks(common, (odds, common))
+    assert clocks.remaining == [1.0, 2.0]
+    assert clocks.deadline(0) == 0.4 and clocks.deadline(1) == 2.0
+    assert not clocks.flagged(0.4, 0.55, 0) and clocks.flagged(2.0, 2.1, 1)  # own margins
+    clocks.charge(0, 0.3)
+    clocks.end_turn(0)
+    clocks.charge(1, 0.3)
+    clocks.end_turn(1)
+    assert clocks.remaining == [pytest.approx(0.8), pytest.approx(2.2)]
