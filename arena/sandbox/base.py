@@ -52,6 +52,9 @@ class LaunchSpec:
     env: dict[str, str] = field(default_factory=dict)
     limits: Limits = field(default_factory=Limits)
     cpu_affinity: tuple[int, ...] | None = None  # pin the bot to these cores
+    #: `workdir` stays writable (a build step writes its output there); process mode only:
+    #: the directory is lent to the bot's uid while it runs and taken back after
+    writable_workdir: bool = False
 
 
 @dataclass(frozen=True)

@@ -233,6 +233,8 @@ class Confinement:
     tmpfs_mb: int = 64
     owner: int = 0
     exposures: tuple[Exposure, ...] = ()
+    #: directories bound back read-write (nosuid, nodev) into the read-only tree (new_mount)
+    writable: tuple[str, ...] = ()
     uid: int | None = None  # switch to this uid (and gid), no supplementary groups
     drop_capabilities: bool = False  # empty bounding set (needs root), then no capabilities
     cap_last: int = 40
@@ -318,6 +320,10 @@ class Confinement:
             if exc.errno not in (errno.ENOSYS, errno.EINVAL):
                 raise
             remount_each_readonly(skip=self.scratch or "")
+        for path in self.writable:
+            # a bind mount copies the read-only flag of the tree it comes from: remount it
+            mount(path, path, None, MS_BIND, None)
+            mount(None, path, None, MS_REMOUNT | MS_BIND | MS_NOSUID | MS_NODEV, None)
         if self.scratch is not None:
             opts = f"size={self.tmpfs_mb}m,mode=0700,uid={self.owner},gid={self.owner}"
             mount("arena-tmp", self.scratch, "tmpfs", MS_NOSUID | MS_NODEV, opts)

@@ -366,6 +366,8 @@ class ProcessBot(BotProcess):
         self._cgroup = cgroup
         self._cgroup_gone = False  # removed: the tree is proven gone
         self._lease = lease
+        #: the working directory lent to the bot's uid (writable_workdir), taken back on close
+        self.lent: Path | None = None
         #: how this bot is contained (for records and debugging)
         self.notes = notes
         assert proc.stdin is not None and proc.stdout is not None
@@ -488,6 +490,9 @@ class ProcessBot(BotProcess):
                     break
                 await trio.sleep(0.02)
         # a uid whose processes survived stays locked until the arena exits, never reused
+        if self.lent is not None:
+            # before the uid is released: nothing stays owned by a uid the next bot gets
+            await trio.to_thread.run_sync(chown_tree, self.lent, os.geteuid())
         if self._lease is not None and (self._cgroup_gone or not processes_of_uid(self._lease.uid)):
             self._lease.release()
         try:
@@ -559,6 +564,8 @@ class ProcessLauncher(Launcher):
         try:
             if lease is not None:
                 os.chown(scratch, lease.uid, lease.uid)
+                if spec.writable_workdir and workdir is not None:
+                    await trio.to_thread.run_sync(chown_tree, workdir, lease.uid)
             cwd = workdir if workdir is not None else scratch
             limits = spec.limits
             if caps.cgroups.usable:
@@ -586,6 +593,7 @@ class ProcessLauncher(Launcher):
                 tmpfs_mb=limits.tmpfs_mb,
                 owner=lease.uid if lease is not None else os.geteuid(),
                 exposures=exposures,
+                writable=(str(workdir),) if spec.writable_workdir and workdir else (),
                 uid=lease.uid if lease is not None else None,
                 # without a uid of its own (unreachable files) the bot stays uid 0 but still
                 # loses every capability: it cannot remount, escape its cgroup or namespaces
@@ -598,12 +606,17 @@ class ProcessLauncher(Launcher):
                 cgroup.kill()
                 cgroup.remove()
             if lease is not None:
+                if spec.writable_workdir and workdir is not None:
+                    with contextlib.suppress(OSError):
+                        chown_tree(workdir, os.geteuid())
                 lease.release()
             shutil.rmtree(scratch, ignore_errors=True)
             if isinstance(exc, OSError | subprocess.SubprocessError):
                 raise SandboxFault(f"bot {spec.name}: cannot start the sandbox: {exc}") from exc
             raise
         bot = ProcessBot(spec, child, scratch, cgroup, lease, tuple(notes))
+        if spec.writable_workdir and lease is not None:
+            bot.lent = workdir
         nursery.start_soon(bot._drain_stderr)
         nursery.start_soon(bot._watch_exit)
         return bot
@@ -688,6 +701,17 @@ class _Child:
     def kill(self) -> None:
         """SIGKILL, unless already reaped (then the pid may belong to someone else)."""
         self._popen.send_signal(signal.SIGKILL)
+
+
+def chown_tree(top: Path, uid: int) -> None:
+    """Give `top` and everything under it to `uid` (and its group), never following a link:
+    what a build left there (links to anywhere) is changed itself, not what it points to.
+    Root's chown also clears setuid and setgid bits, so nothing lent comes back privileged."""
+    os.chown(top, uid, uid, follow_symlinks=False)
+    for dirpath, dirnames, filenames in os.walk(top):
+        for name in dirnames + filenames:
+            with contextlib.suppress(FileNotFoundError):
+                os.chown(os.path.join(dirpath, name), uid, uid, follow_symlinks=False)
 
 
 def _describe(exposures: tuple[Exposure, ...]) -> list[str]:
