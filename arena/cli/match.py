@@ -29,14 +29,9 @@ from arena.referee import (
     load_bot,
     play_match,
 )
-from arena.referee.bots import BotSpec, BuildError
+from arena.referee.bots import BuildError
+from arena.referee.check import CHECK_MAX_TURNS, CHECK_OPPONENT, check_problem, handshake_failed
 from arena.sandbox import ISOLATION_MODES, SandboxFault
-
-ROOT = Path(__file__).resolve().parents[2]
-#: the opponent `arena check` plays against
-CHECK_OPPONENT = ROOT / "bots" / "random-py"
-#: `arena check` games are short: this many turns at most
-CHECK_MAX_TURNS = 24
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -489,9 +484,7 @@ def cmd_check(args: argparse.Namespace) -> int:
             else:
                 problems += 1
                 print(f"FAIL {label}: {problem}")
-                if record.result.get("reason") in ("failed_start", "protocol_error") and (
-                    record.ready[seat] is None
-                ):
+                if handshake_failed(record, seat):
                     # the handshake itself is broken: every other game would say the same
                     _print_stderr(record, seat)
                     print(f"{bot.name}: the handshake failed; fix it first")
@@ -508,38 +501,3 @@ def _print_stderr(record: GameRecord, seat: int) -> None:
     tail = record.stderr[seat].rstrip().splitlines()[-5:]
     for line in tail:
         print(f"     stderr: {line}")
-
-
-def check_problem(record: GameRecord, seat: int, bot: BotSpec, tc: TimeControl) -> str | None:
-    """What the checked bot did wrong in this game, in words for its author; None if nothing."""
-    res = record.result
-    failure = res.get("failure") or {}
-    if res.get("reason") == "both_failed_start":
-        for f in failure.get("seats", []):
-            if f["seat"] == seat:
-                return _failure_text(record, f, tc)
-    if res.get("loser_seat") == seat and res.get("forfeit"):
-        return _failure_text(record, failure, tc)
-    if res.get("loser_seat") == 1 - seat and res.get("forfeit"):
-        return f"the sparring bot failed ({res['reason']}: {res['detail']}), inconclusive"
-    ex = record.exits[seat]
-    if ex is not None and ex.get("exited_after_end") is False:
-        return "did not exit within 1 s after the end message (it was killed)"
-    return None
-
-
-def _failure_text(record: GameRecord, f: dict[str, Any], tc: TimeControl) -> str:
-    reason = f.get("reason")
-    detail = f.get("detail", "")
-    if reason == "illegal_action":
-        return f"sent {f.get('action')} in {record.game}: {f.get('message')}"
-    if reason == "time_forfeit":
-        turn = record.turns[-1]["turn"] if record.turns else "?"
-        return f"ran out of time in turn {turn}: {detail}"
-    if reason == "protocol_error":
-        return f"protocol error: {detail}"
-    if reason == "crash":
-        return f"crashed: {detail}"
-    if reason == "failed_start":
-        return detail
-    return f"{reason}: {detail}"
