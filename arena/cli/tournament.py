@@ -48,7 +48,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     rep = tsub.add_parser("report", help="standings, crosstable, Elo ratings, pentanomial counts")
     rep.add_argument("target", metavar="CONFIG|RESULTS", help="config (.toml) or results (.sqlite)")
     rep.add_argument("--format", choices=("text", "json", "csv"), default="text")
-    rep.add_argument("--games", action="store_true", help="csv: one row per game instead")
+    rep.add_argument(
+        "--games",
+        action="store_true",
+        help="list every recorded game (id, bots, result, reason) instead of the standings",
+    )
     rep.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
     rep.set_defaults(func=cmd_report)
 
@@ -72,18 +76,46 @@ def _concurrency(text: str) -> int:
     return n
 
 
+#: how a results file names itself: the SQLite header
+SQLITE_MAGIC = b"SQLite format 3\x00"
+#: file names taken for results files, not configs, whatever their content
+RESULTS_SUFFIXES = (".sqlite", ".sqlite3", ".db")
+
+
 def results_path(target: str) -> Path:
-    """A results file given directly, or the one a config points at."""
+    """A results file given directly, or the one a config points at.
+
+    A file that is neither says which of the two it was taken for, so that a damaged or
+    mistaken results file is not reported as a TOML syntax error.
+    """
+    from arena.tournaments.config import ConfigError, load_config
+
     p = Path(target)
     if not p.exists():
         raise ArenaError(f"no such file: {target}")
+    head = b""
     if p.is_file():
         with p.open("rb") as f:
-            if f.read(16) == b"SQLite format 3\x00":
-                return p
-    from arena.tournaments.config import load_config
+            head = f.read(len(SQLITE_MAGIC))
+        if head == SQLITE_MAGIC:
+            return p
+    if p.suffix.lower() in RESULTS_SUFFIXES:
+        raise ArenaError(f"{p}: not a results file (not an SQLite database: {_looks_like(head)})")
+    try:
+        return load_config(p).results
+    except ConfigError as e:
+        if "not valid TOML" not in str(e) and "not a UTF-8 text file" not in str(e):
+            raise
+        raise ArenaError(
+            f"{p}: neither a tournament config ({str(e).removeprefix(f'{p}: ')}) nor a "
+            f"results file (SQLite: {_looks_like(head)})"
+        ) from None
 
-    return load_config(p).results
+
+def _looks_like(head: bytes) -> str:
+    if not head:
+        return "the file is empty"
+    return f"it starts with {head[:16]!r}"
 
 
 def open_store(target: str):
@@ -175,11 +207,24 @@ def cmd_status(args: argparse.Namespace) -> int:
 
 
 def cmd_report(args: argparse.Namespace) -> int:
-    from arena.tournaments.report import build_report, render_csv, render_games_csv, render_text
+    from arena.tournaments.report import (
+        build_report,
+        games_json,
+        render_csv,
+        render_games_csv,
+        render_games_text,
+        render_text,
+    )
 
     with open_store(args.target) as store:
-        if args.format == "csv" and args.games:
-            text = render_games_csv(store.games())
+        if args.games:
+            rows = store.games()
+            if args.format == "csv":
+                text = render_games_csv(rows)
+            elif args.format == "json":
+                text = json.dumps(games_json(rows), indent=2) + "\n"
+            else:
+                text = render_games_text(rows)
         else:
             report = build_report(store)
             if args.format == "json":

@@ -32,8 +32,14 @@ def changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     games depend on; additions are not changes."""
     out: list[str] = []
     for key in ("time_control", "seed", "opening_turns", "openings"):
-        if old.get(key) != new.get(key):
-            out.append(f"{key} changed from {_show(old.get(key))} to {_show(new.get(key))}")
+        a, b = old.get(key), new.get(key)
+        if a == b:
+            continue
+        if isinstance(a, Mapping) and isinstance(b, Mapping):  # name the fields that differ
+            diffs = [k for k in sorted(set(a) | set(b)) if a.get(k) != b.get(k)]
+            out += [f"{key}.{k} changed from {_show(a.get(k))} to {_show(b.get(k))}" for k in diffs]
+        else:
+            out.append(f"{key} changed from {_show(a)} to {_show(b)}")
     for kind in ("bots", "games"):
         word = kind[:-1]
         old_items, new_items = old.get(kind, {}), new.get(kind, {})

@@ -131,15 +131,11 @@ class LiveProgress(Progress):
 
     def _render(self):
         from rich.console import Group
-        from rich.table import Table
 
-        from arena.tournaments.report import standing_cells, standings
+        from arena.tournaments.report import standings, standings_table
 
-        t = Table(title="standings", title_justify="left", expand=False)
-        for col in ("#", "bot", "games", "points", "score", "W", "D", "L"):
-            t.add_column(col, justify="left" if col == "bot" else "right")
-        for s in standings(self.bots, self.rows)[: self.top]:
-            t.add_row(str(s["rank"]), s["bot"], *standing_cells(s))
+        rows = standings(self.bots, self.rows)[: self.top]
+        t = standings_table(self.console, rows, forfeits=False, title="standings")
         playing = ", ".join(sorted(self.running)[:6]) or "-"
         head = [self.sprt_line] if self.sprt_line else []
         return Group(self.bar, *head, f"playing: {playing}", t, *self.last[-5:])

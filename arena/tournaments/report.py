@@ -10,6 +10,8 @@ from __future__ import annotations
 import csv
 import io
 import itertools
+import math
+import shutil
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -43,8 +45,18 @@ def _kind(reason: str) -> str:
     return "start" if reason == "both_failed_start" else FORFEIT_KINDS[reason]
 
 
-def standings(bots: Sequence[str], rows: Iterable[GameRow]) -> list[dict[str, Any]]:
-    """Per bot: games, points, W/D/L, forfeits by kind; sorted by points (then fewer games)."""
+def standings(
+    bots: Sequence[str], rows: Iterable[GameRow], ratings: Mapping[str, Any] | None = None
+) -> list[dict[str, Any]]:
+    """Per bot: games, points, W/D/L, forfeits by kind, Elo; sorted by points, then Elo, then
+    name. Never by fewer games: a bot with a game in hand has not earned a better place.
+
+    `ratings` is `ratings_of(bots, rows)` when the caller has it already.
+    """
+    rows = list(rows)
+    if ratings is None:
+        ratings = ratings_of(bots, rows)
+    rated = {p["bot"]: p for p in ratings["players"]}
     table = {
         b: {
             "bot": b,
@@ -77,7 +89,15 @@ def standings(bots: Sequence[str], rows: Iterable[GameRow]) -> list[dict[str, An
             s["wins" if p == 1 else "draws" if p == 0.5 else "losses"] += 1
         for seat in forfeits_of(row):
             table[row.bots[seat]]["forfeits"][_kind(row.reason)] += 1
-    out = sorted(table.values(), key=lambda s: (-s["points"], s["games"], s["bot"]))
+    for s in table.values():
+        player = rated.get(s["bot"], {})
+        s["elo"], s["ci95"] = player.get("elo"), player.get("ci95")
+
+    def order(s: Mapping[str, Any]) -> tuple[float, float, str]:
+        rating = s["elo"] if s["elo"] is not None else -math.inf
+        return (-s["points"], -rating, s["bot"])
+
+    out = sorted(table.values(), key=order)
     for rank, s in enumerate(out, 1):
         s["rank"] = rank
         s["score"] = round(s["points"] / s["games"], 4) if s["games"] else None
@@ -190,11 +210,13 @@ def build_report(store: Store) -> dict[str, Any]:
     per_game = {}
     for label in games:
         sub = [r for r in rows if r.game == label]
+        sub_ratings = ratings_of(bots, sub)
         per_game[label] = {
             "games": len(sub),
-            "standings": standings(bots, sub),
-            "ratings": ratings_of(bots, sub),
+            "standings": standings(bots, sub, sub_ratings),
+            "ratings": sub_ratings,
         }
+    ratings = ratings_of(bots, rows)
     runs = store.runs()
     return {
         "format": "arena-tournament-report/1",
@@ -218,8 +240,8 @@ def build_report(store: Store) -> dict[str, Any]:
             "unplayable": unplayable,
             "runs": len(runs),
         },
-        "standings": standings(bots, rows),
-        "ratings": ratings_of(bots, rows),
+        "standings": standings(bots, rows, ratings),
+        "ratings": ratings,
         "per_game": per_game,
         "crosstable": crosstable(bots, rows),
         "pentanomial": pentanomial(bots, rows),
@@ -251,17 +273,43 @@ def _forfeit_text(f: Mapping[str, int]) -> str:
     return " ".join(f"{letters[k]}{f[k]}" for k in KIND_ORDER if f.get(k)) or "-"
 
 
-def render_text(report: Mapping[str, Any], width: int = 110) -> str:
-    """The report as text tables (rich), the way engine testers read a tournament."""
-    from functools import partial
+#: the width of a report written to a pipe or file (a terminal gets its own width)
+DEFAULT_WIDTH = 110
 
-    from rich import box
+
+def output_width() -> int:
+    """The terminal's width, or DEFAULT_WIDTH when stdout is not a terminal."""
+    return shutil.get_terminal_size((DEFAULT_WIDTH, 24)).columns
+
+
+def _text_console(width: int | None) -> tuple[Any, io.StringIO]:
     from rich.console import Console
+
+    buf = io.StringIO()
+    console = Console(
+        file=buf, width=width or output_width(), force_terminal=False, color_system=None
+    )
+    return console, buf
+
+
+def _table(**kw: Any) -> Any:
+    from rich import box
     from rich.table import Table as RichTable
 
-    Table = partial(RichTable, box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False)
-    buf = io.StringIO()
-    console = Console(file=buf, width=width, force_terminal=False, color_system=None)
+    return RichTable(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, **kw)
+
+
+def _text(buf: io.StringIO) -> str:
+    return "".join(line.rstrip() + "\n" for line in buf.getvalue().splitlines())
+
+
+def render_text(report: Mapping[str, Any], width: int | None = None) -> str:
+    """The report as text tables (rich), the way engine testers read a tournament.
+
+    `width` defaults to the terminal's. Tables never wrap a bot's name: when the crosstable
+    is too wide for the width, its columns are numbered by rank instead of named.
+    """
+    console, buf = _text_console(width)
     prog = report["progress"]
     tc = report.get("time_control") or {}
     tc_text = []
@@ -285,7 +333,7 @@ def render_text(report: Mapping[str, Any], width: int = 110) -> str:
 
     console.print()
     console.print(_heading("Standings, all games", report["ratings"]))
-    console.print(_standings_table(Table, report["standings"], report["ratings"]))
+    console.print(standings_table(console, report["standings"]))
     console.print(
         "Elo: Bradley-Terry maximum likelihood over all games, mean 0, ±95% interval.\n"
         "Forfeits: T time, I illegal action, P protocol error, C crash, S failed start, M memory."
@@ -294,30 +342,15 @@ def render_text(report: Mapping[str, Any], width: int = 110) -> str:
         if sub["games"]:
             console.print()
             console.print(_heading(f"{label}, {sub['games']} games", sub["ratings"]))
-            console.print(_standings_table(Table, sub["standings"], sub["ratings"]))
+            console.print(standings_table(console, sub["standings"]))
 
-    bots = report["bots"]
     console.print()
-    console.print("Crosstable: points / games of the row bot against the column bot")
-    ct = Table()
-    ct.add_column("bot")
-    for b in bots:
-        ct.add_column(b, justify="right")
-    for a in bots:
-        cells = []
-        for b in bots:
-            if a == b:
-                cells.append("")
-            else:
-                c = report["crosstable"].get(a, {}).get(b, {"points": 0, "games": 0})
-                cells.append(f"{c['points']:g}/{c['games']}" if c["games"] else "-")
-        ct.add_row(a, *cells)
-    console.print(ct)
+    console.print(crosstable_table(console, report["bots"], report["crosstable"]))
 
     if report["pentanomial"]:
         console.print()
         console.print("Pentanomial: game pairs (both seats) by the first bot's score in the pair")
-        pt = Table()
+        pt = _table()
         pt.add_column("pair")
         for lab in PENTANOMIAL_LABELS:
             pt.add_column(lab, justify="right")
@@ -332,48 +365,100 @@ def render_text(report: Mapping[str, Any], width: int = 110) -> str:
         console.print(
             "Result reasons: " + ", ".join(f"{k} {v}" for k, v in report["reasons"].items())
         )
-    return "".join(line.rstrip() + "\n" for line in buf.getvalue().splitlines())
+    return _text(buf)
+
+
+def _too_wide(console: Any, table: Any) -> bool:
+    """Whether `table` needs more columns than the console has (measured unconstrained)."""
+    from rich.measure import Measurement
+
+    unbounded = console.options.update_width(1 << 16)
+    return Measurement.get(console, unbounded, table).maximum > console.width
+
+
+def crosstable_table(console: Any, bots: Sequence[str], cells: Mapping[str, Any]) -> Any:
+    """Points / games of the row bot against the column bot; columns are headed by the bots'
+    names when that fits the console, else by their row numbers."""
+    from rich.console import Group
+
+    def build(numbered: bool) -> Any:
+        t = _table()
+        t.add_column("#" if numbered else "bot", no_wrap=True)
+        for n, b in enumerate(bots, 1):
+            t.add_column(str(n) if numbered else b, justify="right", no_wrap=True)
+        for n, a in enumerate(bots, 1):
+            row = []
+            for b in bots:
+                c = cells.get(a, {}).get(b, {"points": 0, "games": 0})
+                row.append("" if a == b else f"{c['points']:g}/{c['games']}" if c["games"] else "-")
+            t.add_row(f"{n} {a}" if numbered else a, *row)
+        return t
+
+    table = build(numbered=False)
+    numbered = _too_wide(console, table)
+    heading = "Crosstable: points / games of the row bot against the column bot" + (
+        " (numbered as the rows)" if numbered else ""
+    )
+    return Group(heading, build(numbered=True) if numbered else table)
 
 
 def _heading(title: str, ratings: Mapping) -> str:
+    """The table title, saying why the Elo needed a prior when it did (see ratings.py)."""
     prior = ratings.get("prior_draws_per_pair")
-    if prior:
-        title += f" (a perfect score: Elo with {prior:g} virtual draw per pair)"
-    return title
+    if not prior:
+        return title
+    scores = [p["points"] / p["games"] for p in ratings["players"] if p.get("games")]
+    if any(score == 1.0 for score in scores):
+        why = "a perfect score"
+    elif any(score == 0.0 for score in scores):
+        why = "a score of zero"
+    else:
+        why = "some bots never lost a point to the others"
+    return f"{title} ({why}: Elo with {prior:g} virtual draw per pair)"
 
 
-def _standings_table(Table, rows: Sequence[Mapping], ratings: Mapping) -> Any:
-    by_bot = {p["bot"]: p for p in ratings["players"]}
-    t = Table()
-    for col, just in (
-        ("#", "right"),
-        ("bot", "left"),
-        ("elo", "right"),
-        ("±95%", "right"),
-        ("games", "right"),
-        ("points", "right"),
-        ("score", "right"),
-        ("W", "right"),
-        ("D", "right"),
-        ("L", "right"),
-        ("forfeits", "left"),
-    ):
-        t.add_column(col, justify=just)  # type: ignore[arg-type]
+def standings_table(
+    console: Any, rows: Sequence[Mapping[str, Any]], *, forfeits: bool = True, title: str = ""
+) -> Any:
+    """The standings as a rich table (report and live display), fitted to the console width.
+
+    When the full table is wider than the console, Elo and its interval share a column, and
+    so do wins, draws and losses; a bot's name is never cut.
+    """
+    table = _standings_table(rows, forfeits=forfeits, compact=False, title=title)
+    if _too_wide(console, table):
+        table = _standings_table(rows, forfeits=forfeits, compact=True, title=title)
+    return table
+
+
+def _standings_table(
+    rows: Sequence[Mapping[str, Any]], *, forfeits: bool, compact: bool, title: str
+) -> Any:
+    t = _table(title=title or None, title_justify="left")
+    name_width = max((len(s["bot"]) for s in rows), default=3)
+    t.add_column("#", justify="right", no_wrap=True)
+    t.add_column("bot", no_wrap=True, min_width=name_width)
+    heads = ["elo"] if compact else ["elo", "±95%"]
+    heads += ["games", "points", "score"]
+    heads += ["W-D-L"] if compact else ["W", "D", "L"]
+    for head in heads:
+        t.add_column(head, justify="right", no_wrap=True)
+    if forfeits:
+        t.add_column("forfeits")
     for s in rows:
-        elo, ci = _fmt_elo(by_bot.get(s["bot"]))
-        t.add_row(
-            str(s["rank"]),
-            s["bot"],
-            elo,
-            ci,
-            *standing_cells(s),
-            _forfeit_text(s["forfeits"]),
-        )
+        elo, ci = _fmt_elo(s)
+        games, points, score, w, d, loss = standing_cells(s)
+        cells = [f"{elo} {ci}".strip()] if compact else [elo, ci]
+        cells += [games, points, score]
+        cells += [f"{w}-{d}-{loss}"] if compact else [w, d, loss]
+        if forfeits:
+            cells.append(_forfeit_text(s["forfeits"]))
+        t.add_row(str(s["rank"]), s["bot"], *cells)
     return t
 
 
 def standing_cells(s: Mapping[str, Any]) -> tuple[str, ...]:
-    """games, points, score, W, D, L of one standings row as table cells (report and live)."""
+    """games, points, score, W, D, L of one standings row as table cells."""
     score = "-" if s["score"] is None else f"{100 * s['score']:.1f}%"
     return (
         str(s["games"]),
@@ -430,6 +515,50 @@ def render_csv(report: Mapping[str, Any]) -> str:
                 ]
             )
     return out.getvalue()
+
+
+def game_fields(r: GameRow) -> dict[str, Any]:
+    """One recorded game as a JSON-safe dict (the `--games` listings)."""
+    return {
+        "game_id": r.game_id,
+        "round": r.round,
+        "game": r.game,
+        "pair": r.pair,
+        "seat_order": r.seat_order,
+        "bots": list(r.bots),
+        "result": r.result,
+        "winner": r.winner,
+        "reason": r.reason,
+        "detail": r.detail,
+        "forfeit": r.forfeit,
+        "scores": list(r.scores),
+        "turns": r.turns,
+        "duration": r.duration,
+        "attempt": r.attempt,
+    }
+
+
+def games_json(rows: Iterable[GameRow]) -> dict[str, Any]:
+    """Every recorded game in schedule order, for `report --games --format json`."""
+    return {"format": "arena-tournament-games/1", "games": [game_fields(r) for r in rows]}
+
+
+def render_games_text(rows: Sequence[GameRow], width: int | None = None) -> str:
+    """Every recorded game, one table row each: the ids `record` and `replay` take."""
+    console, buf = _text_console(width)
+    t = _table()
+    t.add_column("game id", no_wrap=True)
+    t.add_column("seat 0 (moves first)")
+    t.add_column("seat 1")
+    t.add_column("result", no_wrap=True)
+    t.add_column("reason")
+    t.add_column("turns", justify="right")
+    for r in rows:
+        turns = "-" if r.turns is None else str(r.turns)
+        t.add_row(r.game_id, r.bots[0], r.bots[1], r.result, r.reason, turns)
+    console.print(f"{len(rows)} recorded games")
+    console.print(t)
+    return _text(buf)
 
 
 def render_games_csv(rows: Iterable[GameRow]) -> str:

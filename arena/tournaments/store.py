@@ -17,6 +17,7 @@ import fcntl
 import json
 import os
 import sqlite3
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
@@ -29,6 +30,8 @@ import trio
 from arena.errors import ArenaError
 
 SCHEMA_VERSION = 1
+#: quick retries when taking the run lock (see `Store.run_alive`)
+LOCK_RETRIES = 5
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS meta (
@@ -202,15 +205,44 @@ class Store:
         A `flock` on a side file: the kernel releases it when the process dies, even by
         SIGKILL, so a killed run never leaves a stale lock behind.
         """
-        fd = os.open(f"{self.path}.lock", os.O_RDWR | os.O_CREAT, 0o644)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
-            raise StoreError(
-                f"{self.path} is in use by another 'arena tournament run'; wait for it or stop it"
-            ) from None
+        fd = os.open(self._lock_path, os.O_RDWR | os.O_CREAT, 0o644)
+        # `run_alive` probes the lock for an instant (a shared lock taken and dropped): a few
+        # quick retries keep such a probe from passing for a running tournament
+        for retry in range(LOCK_RETRIES + 1):
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if retry == LOCK_RETRIES:
+                    os.close(fd)
+                    raise StoreError(
+                        f"{self.path} is in use by another 'arena tournament run'; "
+                        "wait for it or stop it"
+                    ) from None
+                time.sleep(0.01)
         self._lock_fd = fd
+
+    @property
+    def _lock_path(self) -> str:
+        return f"{self.path}.lock"
+
+    def run_alive(self) -> bool:
+        """Whether a process holds the run lock now, i.e. a run of this file is going.
+
+        The kernel drops the lock with its holder however that dies, so a run marked `running`
+        whose lock is free was killed. Our own lock (this process running) counts as alive.
+        """
+        try:
+            fd = os.open(self._lock_path, os.O_RDONLY)
+        except OSError:
+            return False
+        try:
+            fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+        except BlockingIOError:
+            return True
+        finally:
+            os.close(fd)  # drops the shared lock, if taken
+        return False
 
     @contextmanager
     def _transaction(self) -> Iterator[sqlite3.Connection]:
@@ -315,9 +347,15 @@ class Store:
             )
 
     def runs(self) -> list[dict[str, Any]]:
+        """Every run, oldest first; a run marked `running` whose process is gone is `killed`."""
         cur = self.db.execute("SELECT * FROM runs ORDER BY run_id")
         names = [d[0] for d in cur.description]
-        return [dict(zip(names, r, strict=True)) for r in cur]
+        runs = [dict(zip(names, r, strict=True)) for r in cur]
+        stale = [r for r in runs if r["status"] == "running"]
+        if stale and not self.run_alive():
+            for r in stale:
+                r["status"] = "killed"
+        return runs
 
     # --- games -----------------------------------------------------------------------------
 

@@ -268,3 +268,91 @@ def test_concurrency_flag_is_checked_as_a_flag(tmp_path: Path) -> None:
     bad = _arena("tournament", "run", str(cfg), "-j", "-2")
     assert bad.returncode == 2 and "argument -j/--concurrency" in bad.stderr, bad.stderr
     assert str(cfg) not in bad.stderr  # the flag is wrong, not the file
+
+
+def test_changed_config_names_every_change(tmp_path: Path) -> None:
+    bots = f'bots = ["{BOTS / "random-py"}", "{BOTS / "strong"}"]\nresults = "r.sqlite"\n'
+    first = write_config(tmp_path, bots + 'games = ["stripes", "wrigglers"]\n', "old.toml")
+    changed = write_config(
+        tmp_path,
+        f'bots = ["{BOTS / "random-py"}", "{BOTS / "random-js"}"]\nresults = "r.sqlite"\n'
+        'games = [{ name = "wrigglers", options = { size = 13 } }, "papagra"]\n'
+        'time_control = "5+0.05"\n',
+        "new.toml",
+    )
+    from arena.tournaments.config import load_config
+    from arena.tournaments.runner import load_bot_specs
+
+    cfg = load_config(first)
+    names = [s.name for s in load_bot_specs(cfg)]
+    with Store(tmp_path / "r.sqlite", create=True) as s:
+        pairs = [(names[0], names[1])]
+        s.bind(cfg.identity(names), cfg.to_dict(), names, pairs, cfg.fingerprint(names))
+    result = _arena("tournament", "run", str(changed), "--quiet")
+    assert result.returncode == 2, result.stderr
+    (line,) = result.stderr.splitlines()
+    assert line.startswith("arena: error: ") and "Traceback" not in line
+    for change in (
+        "bot 'strong' removed",
+        "game 'stripes' removed",
+        """game 'wrigglers': options changed from {} to {"size":13}""",
+        "time_control.base changed from 10.0 to 5.0",
+        "time_control.increment changed from 0.1 to 0.05",
+    ):
+        assert change in line, line
+    assert "time_control.startup" not in line  # unchanged fields are not named
+
+
+HOLD_THE_LOCK = """
+import sys, time
+from arena.tournaments.store import Store
+store = Store(sys.argv[1], create=True)
+store.lock_for_writing()
+store.bind({}, {"name": "held", "games": [], "rounds": 1}, ["a", "b"], [("a", "b")], "fp")
+store.start_run(2, 2)
+print("running", flush=True)
+time.sleep(600)
+"""
+
+
+def _run_line(status: str) -> str:
+    (line,) = [x for x in status.splitlines() if x.startswith("run 1 ")]
+    return line
+
+
+def test_status_says_killed_as_soon_as_the_run_is_gone(tmp_path: Path) -> None:
+    results = tmp_path / "held.sqlite"
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_THE_LOCK, str(results)],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == "running\n"
+        alive = _arena("tournament", "status", str(results))
+        assert alive.returncode == 0, alive.stderr
+        assert _run_line(alive.stdout).split()[3] == "running"
+    finally:
+        holder.kill()
+        holder.wait()
+    dead = _arena("tournament", "status", str(results))
+    assert dead.returncode == 0, dead.stderr
+    assert _run_line(dead.stdout).split()[3] == "killed"
+    report = json.loads(_arena("tournament", "report", str(results), "--format", "json").stdout)
+    assert [r["status"] for r in report["runs"]] == ["killed"]
+
+
+def test_report_on_a_file_that_is_not_sqlite(tmp_path: Path) -> None:
+    junk = tmp_path / "results.sqlite"
+    junk.write_bytes(b"\x00\x01 definitely not a database")
+    result = _arena("tournament", "report", str(junk))
+    assert result.returncode == 2
+    assert "not a results file (not an SQLite database" in result.stderr
+    assert "TOML" not in result.stderr
+    other = tmp_path / "results.bin"
+    other.write_bytes(b"\xff\xfe binary")
+    result = _arena("tournament", "status", str(other))
+    assert result.returncode == 2
+    assert "neither a tournament config" in result.stderr and "nor a results file" in result.stderr
+    assert len(result.stderr.splitlines()) == 1

@@ -136,7 +136,7 @@ async def test_a_gauntlet_grows_by_a_bot_and_a_game(tmp_path: Path) -> None:
             "base = 20.0", "base = 30.0"
         ),
     )
-    with pytest.raises(StoreError, match="time_control changed from"):
+    with pytest.raises(StoreError, match=r"time_control\.base changed from 20\.0 to 30\.0"):
         await run_tournament(retimed)
 
 

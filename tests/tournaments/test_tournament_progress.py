@@ -42,3 +42,13 @@ def test_live_progress_renders() -> None:
     p.close()
     text = buf.getvalue()
     assert "demo" in text and "standings" in text and "2/4" in text
+
+
+def test_live_standings_show_elo() -> None:
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=60)
+    p = LiveProgress("demo", console=console)
+    p.start(4, [_row(0, 0), _row(1, None)], ["a", "b"], 2)  # a: 1.5 of 2 against b
+    p.close()
+    text = buf.getvalue()
+    assert "elo" in text and "+95" in text and "-95" in text
