@@ -1,0 +1,204 @@
+"""`arena league init|serve|migrate|user|bot`: host a league on this machine (docs/league.md)."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import sys
+from pathlib import Path
+from typing import Any
+
+from arena.errors import ArenaError
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "league",
+        help="host a league: init, serve, migrate, user add, bot add",
+        description="A league server: people submit bots, which then play rated games around "
+        "the clock. See docs/league.md.",
+    )
+    lsub = p.add_subparsers(dest="league_command", metavar="SUBCOMMAND")
+    p.set_defaults(func=lambda args: (p.print_help(), 2)[1])
+
+    i = lsub.add_parser("init", help="create a league directory: league.toml and its database")
+    i.add_argument("dir", metavar="DIR")
+    i.add_argument("--name", help="the league's name (default: the directory's name)")
+    i.add_argument(
+        "--database", metavar="URL", help="database URL (default: SQLite in DIR/league.sqlite)"
+    )
+    i.set_defaults(func=cmd_init)
+
+    s = lsub.add_parser("serve", help="serve the API, schedule and play games until stopped")
+    s.add_argument("dir", metavar="DIR")
+    s.add_argument("--listen", metavar="HOST:PORT", help="override league.toml's listen")
+    s.add_argument(
+        "--unsafe",
+        action="store_true",
+        help="start even if bots cannot be confined (not root, no docker)",
+    )
+    s.set_defaults(func=cmd_serve)
+
+    m = lsub.add_parser("migrate", help="bring the league's database to this arena's schema")
+    m.add_argument("dir", metavar="DIR")
+    m.set_defaults(func=cmd_migrate)
+
+    u = lsub.add_parser("user", help="accounts: add, disable, enable")
+    usub = u.add_subparsers(dest="user_command", metavar="ACTION")
+    u.set_defaults(func=lambda args: (u.print_help(), 2)[1])
+    ua = usub.add_parser("add", help="create an account and print its API token (once)")
+    ua.add_argument("name", metavar="NAME")
+    ua.add_argument("--admin", action="store_true", help="may disable bots and users")
+    _league_dir(ua)
+    ua.set_defaults(func=cmd_user_add)
+    for action in ("disable", "enable"):
+        ud = usub.add_parser(action, help=f"{action} an account (its token)")
+        ud.add_argument("name", metavar="NAME")
+        _league_dir(ud)
+        ud.set_defaults(func=cmd_user_disable, disabled=action == "disable")
+
+    b = lsub.add_parser("bot", help="operator: add a trusted bot directory to the ladder")
+    bsub = b.add_subparsers(dest="bot_command", metavar="ACTION")
+    b.set_defaults(func=lambda args: (b.print_help(), 2)[1])
+    ba = bsub.add_parser(
+        "add",
+        help="add a bot directory as a new version owned by USER, without validation",
+    )
+    ba.add_argument("bot_dir", metavar="BOT_DIR")
+    ba.add_argument("--owner", required=True, metavar="USER")
+    _league_dir(ba)
+    ba.set_defaults(func=cmd_bot_add)
+
+
+def _league_dir(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "-C",
+        "--league",
+        default=".",
+        metavar="DIR",
+        help="the league directory (default: the current directory)",
+    )
+
+
+def _open(directory: str) -> Any:
+    from arena.league.migrations import check_current
+    from arena.league.service import League
+    from arena.league.settings import load_settings
+    from arena.league.store import Database
+
+    settings = load_settings(directory)
+    db = Database(settings.database_url)
+    check_current(db.engine)
+    return League(settings, db)
+
+
+def cmd_init(args: argparse.Namespace) -> int:
+    from arena.league.migrations import upgrade
+    from arena.league.settings import DEFAULT_TOML, SETTINGS_NAME, load_settings, write_default
+    from arena.league.store import Database
+
+    root = Path(args.dir).expanduser().resolve()
+    name = args.name or root.name or "league"
+    path = write_default(root, name)
+    if args.database:
+        text = DEFAULT_TOML.format(name=name).replace(
+            'database = "sqlite:///league.sqlite"', f"database = {_toml_string(args.database)}"
+        )
+        path.write_text(text, encoding="utf-8")
+    try:
+        settings = load_settings(root)
+        settings.bots_dir.mkdir(exist_ok=True)
+        settings.archives_dir.mkdir(exist_ok=True)
+        db = Database(settings.database_url)
+        try:
+            upgrade(db.engine)
+        finally:
+            db.dispose()
+    except BaseException:
+        path.unlink()
+        raise
+    print(f"created the league {name!r} in {root}")
+    print(f"  settings: {root / SETTINGS_NAME}")
+    print(f"  next: arena league user add NAME --admin -C {args.dir}")
+    print(f"        arena league serve {args.dir}")
+    return 0
+
+
+def _toml_string(text: str) -> str:
+    return '"' + text.replace("\\", "\\\\").replace('"', '\\"') + '"'
+
+
+def cmd_migrate(args: argparse.Namespace) -> int:
+    from arena.league.migrations import current_revision, head_revision, upgrade
+    from arena.league.settings import load_settings
+    from arena.league.store import Database
+
+    settings = load_settings(args.dir)
+    db = Database(settings.database_url)
+    try:
+        before = current_revision(db.engine)
+        upgrade(db.engine)
+        after = head_revision()
+    except Exception as e:
+        raise ArenaError(f"cannot migrate {settings.database_url}: {e}") from None
+    finally:
+        db.dispose()
+    if before == after:
+        print(f"the database is at the newest schema revision ({after})")
+    else:
+        print(f"migrated the database from revision {before or 'none'} to {after}")
+    return 0
+
+
+def cmd_serve(args: argparse.Namespace) -> int:
+    import trio
+
+    from arena.league.server import serve
+    from arena.league.settings import ConfigError, load_settings
+
+    settings = load_settings(args.dir)
+    if args.listen:
+        host, sep, port = args.listen.rpartition(":")
+        if not sep or not host or not port.isdigit():
+            raise ConfigError(f"--listen: expected HOST:PORT, got {args.listen!r}")
+        settings = dataclasses.replace(settings, host=host.strip("[]"), port=int(port))
+
+    def ready(binds: list[str]) -> None:
+        for url in binds:
+            print(f"arena league: serving {settings.name!r} on {url}", flush=True)
+
+    trio.run(lambda: serve(settings, unsafe=args.unsafe, on_ready=ready))
+    print("arena league: stopped", file=sys.stderr)
+    return 0
+
+
+def cmd_user_add(args: argparse.Namespace) -> int:
+    league = _open(args.league)
+    try:
+        user, token = league.add_user(args.name, is_admin=args.admin)
+    finally:
+        league.db.dispose()
+    role = "admin" if user.is_admin else "user"
+    print(f"created {role} {user.name!r}; API token (shown only now, keep it):", file=sys.stderr)
+    print(token)
+    return 0
+
+
+def cmd_user_disable(args: argparse.Namespace) -> int:
+    league = _open(args.league)
+    try:
+        league.set_user_disabled_sync(args.name, args.disabled)
+    finally:
+        league.db.dispose()
+    print(f"{'disabled' if args.disabled else 'enabled'} user {args.name!r}")
+    return 0
+
+
+def cmd_bot_add(args: argparse.Namespace) -> int:
+    league = _open(args.league)
+    try:
+        v = league.add_house_bot(args.owner, Path(args.bot_dir))
+    finally:
+        league.db.dispose()
+    print(f"added {v.bot} version {v.number} (id {v.id}); it joins the ladder now")
+    return 0

@@ -1,0 +1,1 @@
+"""Where league games are played: the executor contract (base.py) and its implementations."""

@@ -1,0 +1,132 @@
+"""The executor contract: how a claimed game is handed over and how its outcome comes back.
+
+The scheduler is the `JobSource`: an executor asks it for the next game whenever it has a free
+slot (`next_job`, which claims the game row with a new attempt number) and hands every outcome
+back (`finished`), which records it under the store's exactly-once rule (arena/league/store.py:
+a conditional update on game, attempt and state running; a stale outcome changes nothing). So
+an executor never writes to the database itself and never decides what is rated: it reports a
+game record (the bot's fault is inside it, a rated result) or a platform fault (`void`, unrated,
+replayed). Pulling rather than pushing keeps the queue in the database, where the API shows it,
+and means a lost executor loses only the games it was playing, which `void_running` or a stalled
+job's retry requeue.
+
+Implementations: `InProcessExecutor` (referee worker processes on this machine, the default)
+and, in a later module, a procrastinate-backed one whose workers run on other machines.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from abc import ABC, abstractmethod
+from dataclasses import dataclass
+from typing import Any
+
+import trio
+
+from arena.league.settings import LeagueSettings
+from arena.league.store import Claim, VoidKind
+from arena.sandbox import Limits
+
+
+@dataclass(frozen=True)
+class GameJob:
+    """One attempt at one game, in the referee worker's terms (arena/tournaments/worker.py):
+    `match` holds the MatchConfig fields with the bots by index into `bots`."""
+
+    game_id: int
+    attempt: int
+    match: dict[str, Any]
+    bots: tuple[dict[str, Any], dict[str, Any]]
+
+    def worker_request(self) -> dict[str, Any]:
+        return {
+            "type": "play",
+            "game_id": self.game_id,
+            "match": self.match,
+            "bots": list(self.bots),
+        }
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """What became of an attempt: a game record, or a platform fault (void) with its reason."""
+
+    job: GameJob
+    record: dict[str, Any] | None = None
+    void: VoidKind | None = None
+    reason: str = ""
+
+    def __post_init__(self) -> None:
+        if (self.record is None) == (self.void is None):
+            raise ValueError("an outcome is either a record or a void")
+
+
+class JobSource(ABC):
+    """The scheduler side of the contract."""
+
+    @abstractmethod
+    async def next_job(self) -> GameJob:
+        """Wait until there is a game to play, claim it and return it."""
+
+    @abstractmethod
+    async def finished(self, outcome: Outcome) -> None:
+        """Record an outcome (exactly once; a stale one is dropped). Call it shielded."""
+
+
+class Executor(ABC):
+    """Plays games pulled from a JobSource, `slots` at a time, until cancelled.
+
+    On cancellation the games in play are abandoned (their bots killed) without an outcome:
+    their rows stay `running` and the next start voids and replays them.
+    """
+
+    slots: int
+
+    @abstractmethod
+    async def run(
+        self, source: JobSource, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        """Start, report started through `task_status`, then play until cancelled."""
+
+
+def cap_limits(asked: Limits, ceiling: Limits) -> Limits:
+    """The manifest's limits, each bounded by the league's ceiling (the smaller wins; a limit
+    the manifest leaves to the referee takes the ceiling's)."""
+    out: dict[str, Any] = {}
+    for f in dataclasses.fields(Limits):
+        a, c = getattr(asked, f.name), getattr(ceiling, f.name)
+        if isinstance(c, bool):
+            out[f.name] = bool(a) and c
+        elif a is None or c is None:
+            out[f.name] = c if a is None else a
+        else:
+            out[f.name] = min(a, c)
+    return Limits(**out)
+
+
+def job_from_claim(claim: Claim, settings: LeagueSettings) -> GameJob:
+    """The worker's view of a claimed game: bots by directory, limits capped by the league."""
+    bots = []
+    for seat in (0, 1):
+        asked = Limits(**claim.manifests[seat].get("limits", {}))
+        limits = cap_limits(asked, settings.limits)
+        bots.append(
+            {
+                "source": claim.paths[seat],
+                "alias": claim.manifests[seat].get("league_name"),
+                "limits": dataclasses.asdict(limits),
+                "build": False,
+            }
+        )
+    match = {
+        "game": claim.game_name,
+        "options": claim.options,
+        "bots": [0, 1],
+        "time_control": claim.time_control,
+        "seed": claim.seed,
+        "match_id": f"{settings.name}/{claim.game_id}",
+        "opening": [list(t) for t in claim.opening],
+        "cpu_affinity": [None, None],
+        "isolation": settings.isolation,
+    }
+    return GameJob(claim.game_id, claim.attempt, match, (bots[0], bots[1]))

@@ -1,0 +1,64 @@
+"""The default executor: referee worker processes on this machine, one per slot.
+
+It reuses the tournament runner's `WorkerProcess` (arena/tournaments/runner.py): the referee of
+each concurrent game runs in a process of its own, so games use every core, and a worker that
+dies voids its game (`worker_lost`) and is replaced for the next one. A void reply from the
+worker is the platform's fault too; an error reply (a bot directory that no longer loads) is
+treated the same way, since the version passed validation when it was submitted.
+"""
+
+from __future__ import annotations
+
+import trio
+
+from arena.league.executors.base import Executor, GameJob, JobSource, Outcome
+from arena.league.store import VoidKind
+from arena.tournaments.runner import WorkerDied, WorkerProcess
+
+
+class InProcessExecutor(Executor):
+    def __init__(self, slots: int) -> None:
+        self.slots = slots
+
+    async def run(
+        self, source: JobSource, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        async with trio.open_nursery() as nursery:
+            for _ in range(self.slots):
+                nursery.start_soon(self._slot, source)
+            task_status.started()
+
+    async def _slot(self, source: JobSource) -> None:
+        worker: WorkerProcess | None = None
+        try:
+            while True:
+                job = await source.next_job()
+                try:
+                    if worker is None:
+                        worker = await WorkerProcess.start([], None)
+                    reply = await worker.request(job.worker_request())
+                except WorkerDied as e:
+                    if worker is not None:
+                        await worker.close()
+                    worker = None
+                    outcome = Outcome(job, void=VoidKind.WORKER_LOST, reason=str(e))
+                else:
+                    outcome = _outcome(job, reply)
+                with trio.CancelScope(shield=True):
+                    await source.finished(outcome)
+        finally:
+            if worker is not None:
+                with trio.CancelScope(shield=True):
+                    await worker.close()
+
+
+def _outcome(job: GameJob, reply: dict) -> Outcome:
+    kind = reply.get("type")
+    if kind == "record":
+        return Outcome(job, record=reply["record"])
+    reason = str(reply.get("reason") or reply.get("message") or f"unexpected reply {kind!r}")
+    if reason.startswith("SandboxFault"):
+        return Outcome(job, void=VoidKind.SANDBOX_FAULT, reason=reason)
+    if reason.startswith("RefereeFault"):
+        return Outcome(job, void=VoidKind.REFEREE_FAULT, reason=reason)
+    return Outcome(job, void=VoidKind.INTERNAL_ERROR, reason=reason)

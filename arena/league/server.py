@@ -1,0 +1,111 @@
+"""`arena league serve`: the HTTP API, the scheduler and the executor in one trio nursery.
+
+Lifecycle. At start, attempts left `running` by a previous server (killed, even by SIGKILL) are
+voided and requeued: their games are played again and nothing recorded is touched. Then
+Hypercorn's trio worker serves the app, the executor pulls games from the scheduler, and the
+official ratings are refitted periodically. SIGINT/SIGTERM (or `stop`) cancel everything: games
+in play are abandoned (their bots killed by the worker processes) and voided as
+`server_stopped`, which never counts against a game's attempts; commits already started finish
+(they run in threads trio does not abandon), so nothing is lost either way.
+"""
+
+from __future__ import annotations
+
+import signal
+import sys
+from collections.abc import Callable
+from functools import partial
+
+import trio
+from hypercorn.config import Config as HypercornConfig
+from hypercorn.trio import serve as hypercorn_serve
+
+from arena.league import store
+from arena.league.executors.base import Executor
+from arena.league.executors.inprocess import InProcessExecutor
+from arena.league.migrations import check_current
+from arena.league.scheduler import Scheduler
+from arena.league.service import League
+from arena.league.settings import LeagueSettings
+from arena.league.web.app import create_app
+
+
+def hypercorn_config(host: str, port: int) -> HypercornConfig:
+    config = HypercornConfig()
+    config.bind = [f"[{host}]:{port}" if ":" in host else f"{host}:{port}"]
+    config.accesslog = None
+    config.graceful_timeout = 2.0
+    return config
+
+
+async def serve(
+    settings: LeagueSettings,
+    *,
+    unsafe: bool = False,
+    handle_signals: bool = True,
+    stop: trio.Event | None = None,
+    on_ready: Callable[[list[str]], None] | None = None,
+    executor: Executor | None = None,
+) -> None:
+    """Run the league until a signal or `stop`; `on_ready` gets the bound URLs."""
+    db = store.Database(settings.database_url)
+    try:
+        await trio.to_thread.run_sync(check_current, db.engine)
+        league = League(settings, db)
+        await trio.to_thread.run_sync(_recover, league)
+        scheduler = Scheduler(db, settings)
+        token = trio.lowlevel.current_trio_token()
+        league.on_activated = lambda: token.run_sync_soon(scheduler.wake)
+        executor = executor or InProcessExecutor(settings.concurrency)
+        app = create_app(league)
+        try:
+            async with trio.open_nursery() as nursery:
+                binds = await nursery.start(
+                    partial(
+                        hypercorn_serve,
+                        app,
+                        hypercorn_config(settings.host, settings.port),
+                        mode="asgi",
+                    )
+                )
+                await nursery.start(executor.run, scheduler)
+                nursery.start_soon(_refit_official, league)
+                if on_ready is not None:
+                    on_ready(binds)
+                if handle_signals:
+                    nursery.start_soon(_watch_signals, nursery.cancel_scope)
+                if stop is not None:
+                    await stop.wait()
+                    nursery.cancel_scope.cancel()
+        finally:
+            with trio.CancelScope(shield=True):
+                await trio.to_thread.run_sync(
+                    _void_in_flight, league, store.VoidKind.SERVER_STOPPED, "the server stopped"
+                )
+    finally:
+        db.dispose()
+
+
+def _recover(league: League) -> None:
+    n = _void_in_flight(league, store.VoidKind.SERVER_STOPPED, "the server was killed")
+    if n:
+        print(f"arena league: replaying {n} game(s) in flight at the last stop", file=sys.stderr)
+
+
+def _void_in_flight(league: League, kind: store.VoidKind, reason: str) -> int:
+    with league.db.write() as conn:
+        return store.void_running(conn, kind, reason, league.settings.max_attempts)
+
+
+async def _watch_signals(scope: trio.CancelScope) -> None:
+    with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+        async for _ in signals:
+            print("arena league: stopping; games in play will be replayed", file=sys.stderr)
+            scope.cancel()
+            return
+
+
+async def _refit_official(league: League) -> None:
+    while True:
+        await trio.to_thread.run_sync(league.refit_official_sync)
+        await trio.sleep(league.settings.official_every)

@@ -1,0 +1,401 @@
+"""What the league does, as one object the API, the CLI and the pages call.
+
+Every method is one use case (authenticate, read the leaderboard, add a version, disable a
+bot...): it opens one transaction, calls the store's query functions and turns "not found",
+"not yours" and "not allowed" into `LeagueError`s with their HTTP status, so the web layer
+only parses requests and serialises answers. The async methods run the blocking database work
+in a worker thread (`trio.to_thread.run_sync`); the sync ones serve the CLI.
+
+Access rules: reads are public except a game's stderr and logs, which only the owner of the bot
+in that seat (or an admin) sees; writes need a token; a disabled account is refused like a bad
+token.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import secrets
+import shutil
+from collections.abc import Callable
+from datetime import UTC, datetime, timedelta
+from pathlib import Path
+from typing import Any, TypeVar
+
+import trio
+
+from arena.league import store
+from arena.league.errors import LeagueError
+from arena.league.ratings import official_table
+from arena.league.settings import LeagueSettings
+from arena.referee.record import now_iso
+
+T = TypeVar("T")
+
+#: bot and user names: what fits in a URL path segment and a leaderboard cell
+NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
+
+
+def check_name(name: str, what: str, field: str | None = None) -> str:
+    if not 1 <= len(name) <= 64 or not set(name) <= NAME_CHARS or name[0] in "-.":
+        raise LeagueError(
+            f"{what} {name!r}: use 1 to 64 letters, digits, '-', '_' or '.', not starting "
+            "with '-' or '.'",
+            status=422,
+            field=field,
+        )
+    return name
+
+
+def new_token() -> str:
+    return "arena_" + secrets.token_urlsafe(32)
+
+
+def manifest_summary(spec: Any, league_name: str) -> dict[str, Any]:
+    """What the league keeps of a bot's manifest: shown in the API, and the limits it asked for
+    (capped by the league's at play time)."""
+    return {
+        "name": spec.name,
+        "league_name": league_name,
+        "version": spec.version,
+        "author": spec.author,
+        "command": list(spec.command),
+        "encoding": spec.encoding,
+        "limits": dataclasses.asdict(spec.limits),
+    }
+
+
+class League:
+    """One league: its settings and its database."""
+
+    def __init__(self, settings: LeagueSettings, db: store.Database) -> None:
+        self.settings = settings
+        self.db = db
+        self.variants = [g.label for g in settings.games]
+        #: called after a version becomes active (the scheduler wakes up)
+        self.on_activated: Callable[[], None] = lambda: None
+
+    # --- plumbing -----------------------------------------------------------------------------
+
+    def read_sync(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        with self.db.read() as conn:
+            return fn(conn, *args, **kwargs)
+
+    def write_sync(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        with self.db.write() as conn:
+            return fn(conn, *args, **kwargs)
+
+    async def read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return await trio.to_thread.run_sync(lambda: self.read_sync(fn, *args, **kwargs))
+
+    async def write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        return await trio.to_thread.run_sync(lambda: self.write_sync(fn, *args, **kwargs))
+
+    def check_variant(self, variant: str) -> str:
+        if variant not in self.variants:
+            raise LeagueError(
+                f"unknown variant {variant!r} (this league plays: {', '.join(self.variants)})",
+                status=404,
+                field="variant",
+            )
+        return variant
+
+    # --- accounts -----------------------------------------------------------------------------
+
+    def add_user(self, name: str, *, is_admin: bool = False) -> tuple[store.User, str]:
+        """Create an account; the token is returned once and only its hash is stored."""
+        check_name(name, "user name", "name")
+        token = new_token()
+
+        def add(conn: Any) -> store.User:
+            if store.user_by_name(conn, name) is not None:
+                raise LeagueError(f"user {name!r} exists already", status=409, field="name")
+            return store.add_user(conn, name, token, is_admin=is_admin)
+
+        return self.write_sync(add), token
+
+    async def authenticate(self, header: str | None) -> store.User:
+        """The user of an `Authorization: Bearer TOKEN` header; 401 if missing or wrong."""
+        if not header:
+            raise LeagueError("missing bearer token (Authorization: Bearer TOKEN)", status=401)
+        scheme, _, token = header.partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise LeagueError("expected 'Authorization: Bearer TOKEN'", status=401)
+        user = await self.read(store.user_by_token, token.strip())
+        if user is None or user.disabled:
+            raise LeagueError("invalid or disabled token", status=401)
+        return user
+
+    def set_user_disabled_sync(self, name: str, disabled: bool) -> None:
+        def run(conn: Any) -> None:
+            user = store.user_by_name(conn, name)
+            if user is None:
+                raise LeagueError(f"no user {name!r}", status=404)
+            store.set_user_disabled(conn, user.id, disabled)
+
+        self.write_sync(run)
+
+    # --- reads --------------------------------------------------------------------------------
+
+    async def leaderboard(
+        self, variant: str, *, limit: int, offset: int, include_retired: bool = False
+    ) -> list[dict[str, Any]]:
+        self.check_variant(variant)
+        return await self.read(
+            store.leaderboard,
+            variant,
+            limit=limit,
+            offset=offset,
+            include_retired=include_retired,
+        )
+
+    async def bots(self, *, limit: int, offset: int) -> list[dict[str, Any]]:
+        return await self.read(store.list_bots, limit=limit, offset=offset)
+
+    async def bot(self, name: str) -> dict[str, Any]:
+        detail = await self.read(store.bot_detail, name)
+        if detail is None:
+            raise LeagueError(f"no bot {name!r}", status=404)
+        detail.pop("owner_id")
+        detail.pop("id")
+        return detail
+
+    async def version(self, name: str, number: int) -> dict[str, Any]:
+        def run(conn: Any) -> dict[str, Any]:
+            v = self._version(conn, name, number)
+            out = store.version_summary(v)
+            out["validation"] = v.validation
+            out["ratings"] = store.version_ratings(conn, v.id)
+            return out
+
+        return await self.read(run)
+
+    def _version(self, conn: Any, name: str, number: int) -> store.Version:
+        bot = store.bot_by_name(conn, name)
+        if bot is None:
+            raise LeagueError(f"no bot {name!r}", status=404)
+        v = store.version_by_number(conn, bot.id, number)
+        if v is None:
+            raise LeagueError(f"bot {name!r} has no version {number}", status=404)
+        return v
+
+    async def games(
+        self,
+        *,
+        limit: int,
+        offset: int,
+        bot: str | None = None,
+        variant: str | None = None,
+        outcome: str | None = None,
+    ) -> list[dict[str, Any]]:
+        if variant is not None:
+            self.check_variant(variant)
+        if outcome is not None and bot is None:
+            raise LeagueError("filtering by result needs a bot (?bot=NAME)", field="result")
+
+        def run(conn: Any) -> list[dict[str, Any]]:
+            bot_id = None
+            if bot is not None:
+                row = store.bot_by_name(conn, bot)
+                if row is None:
+                    raise LeagueError(f"no bot {bot!r}", status=404, field="bot")
+                bot_id = row.id
+            return store.list_games(
+                conn,
+                limit=limit,
+                offset=offset,
+                bot_id=bot_id,
+                variant=variant,
+                outcome=outcome,
+            )
+
+        return await self.read(run)
+
+    async def game(self, game_id: int) -> dict[str, Any]:
+        detail = await self.read(store.game_detail, game_id)
+        if detail is None:
+            raise LeagueError(f"no game {game_id}", status=404)
+        detail.pop("owners")
+        return detail
+
+    async def record(self, game_id: int) -> dict[str, Any]:
+        """The game's arena-record/1, without the bots' stderr and logs (owner-only)."""
+        record = await self.read(store.game_record, game_id)
+        if record is None:
+            raise LeagueError(f"no record for game {game_id} (not finished?)", status=404)
+        record["stderr"] = ["", ""]
+        record["logs"] = []
+        return record
+
+    async def logs(self, user: store.User, game_id: int) -> dict[str, Any]:
+        """The stderr and log lines of the caller's own bot(s) in a game (403 otherwise)."""
+
+        def run(conn: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
+            return store.game_detail(conn, game_id), store.game_record(conn, game_id)
+
+        detail, record = await self.read(run)
+        if detail is None:
+            raise LeagueError(f"no game {game_id}", status=404)
+        mine = [s for s, owner in enumerate(detail["owners"]) if owner == user.id or user.is_admin]
+        if not mine:
+            raise LeagueError("these logs belong to the bots' owners", status=403)
+        seats = []
+        for s in mine:
+            seats.append(
+                {
+                    "seat": s,
+                    "bot": detail["seats"][s]["bot"],
+                    "version": detail["seats"][s]["version"],
+                    "stderr": (record or {}).get("stderr", ["", ""])[s],
+                    "logs": [e for e in (record or {}).get("logs", []) if e.get("seat") == s],
+                }
+            )
+        return {"game": game_id, "state": detail["state"], "seats": seats}
+
+    async def queue(self, *, limit: int, offset: int) -> dict[str, Any]:
+        def run(conn: Any) -> dict[str, Any]:
+            return {
+                "counts": store.counts(conn),
+                "items": store.queue(conn, limit=limit, offset=offset),
+            }
+
+        return await self.read(run)
+
+    # --- versions -----------------------------------------------------------------------------
+
+    def check_submitter(self, conn: Any, user: store.User, bot_name: str) -> None:
+        """A bot name belongs to whoever submitted it first; 403 for anyone else."""
+        bot = store.bot_by_name(conn, bot_name)
+        if bot is not None and bot.owner_id != user.id:
+            raise LeagueError(
+                f"bot {bot_name!r} belongs to another user; choose another name",
+                status=403,
+                field="name",
+            )
+        if bot is not None and bot.disabled:
+            raise LeagueError(f"bot {bot_name!r} is disabled by an admin", status=403)
+
+    def check_rate(self, conn: Any, user: store.User) -> None:
+        since = (datetime.now(UTC) - timedelta(hours=1)).isoformat(timespec="milliseconds")
+        since = since.replace("+00:00", "Z")
+        n = store.submissions_since(conn, user.id, since)
+        if n >= self.settings.submissions.per_hour:
+            raise LeagueError(
+                f"{n} submissions in the last hour; this league allows "
+                f"{self.settings.submissions.per_hour} per hour",
+                status=429,
+            )
+
+    def register_version(
+        self, user: store.User, bot_name: str, bot_dir: Path, archive_sha256: str, spec: Any
+    ) -> store.Version:
+        """Record a new version (validating) and move its unpacked directory into place."""
+        check_name(bot_name, "bot name", "name")
+
+        def run(conn: Any) -> store.Version:
+            self.check_submitter(conn, user, bot_name)
+            self.check_rate(conn, user)
+            return store.add_version(
+                conn,
+                owner_id=user.id,
+                bot_name=bot_name,
+                archive_sha256=archive_sha256,
+                path="",
+                manifest=manifest_summary(spec, bot_name),
+            )
+
+        v = self.write_sync(run)
+        final = self.settings.bots_dir / str(v.id)
+        final.parent.mkdir(parents=True, exist_ok=True)
+        if final.exists():  # left by a crash between the move and the commit below
+            shutil.rmtree(final)
+        shutil.move(str(bot_dir), final)
+        self.write_sync(store.set_version_path, v.id, str(final))
+        return dataclasses.replace(v, path=str(final))
+
+    def finish_validation_sync(self, version_id: int, report: dict[str, Any]) -> bool:
+        passed = bool(report.get("passed"))
+        done = self.write_sync(store.finish_validation, version_id, report, passed, self.variants)
+        if done and passed:
+            self.on_activated()
+        return done
+
+    def add_house_bot(self, owner: str, bot_dir: Path) -> store.Version:
+        """Operator path (`arena league bot add`): a trusted bot directory joins the ladder
+        directly, built here and not validated (the operator vouches for it)."""
+        from arena.referee import load_bot
+
+        spec = load_bot(bot_dir)
+        spec.ensure_built()
+        user = self.read_sync(store.user_by_name, owner)
+        if user is None:
+            raise LeagueError(f"no user {owner!r} (create it with 'arena league user add')")
+        tmp = self.settings.bots_dir / f".incoming-{secrets.token_hex(8)}"
+        shutil.copytree(bot_dir, tmp, symlinks=True)
+        v = self.register_version(user, spec.name, tmp, "house:" + now_iso(), spec)
+        self.finish_validation_sync(
+            v.id,
+            {"passed": True, "summary": "added by the operator; not validated", "games": []},
+        )
+        return v
+
+    async def disable_bot(self, user: store.User, name: str, disabled: bool = True) -> None:
+        if not user.is_admin:
+            raise LeagueError("only admins can disable bots", status=403)
+
+        def run(conn: Any) -> None:
+            bot = store.bot_by_name(conn, name)
+            if bot is None:
+                raise LeagueError(f"no bot {name!r}", status=404)
+            store.set_bot_disabled(conn, bot.id, disabled)
+
+        await self.write(run)
+
+    async def disable_user(self, user: store.User, name: str, disabled: bool = True) -> None:
+        if not user.is_admin:
+            raise LeagueError("only admins can disable users", status=403)
+        await trio.to_thread.run_sync(self.set_user_disabled_sync, name, disabled)
+
+    # --- official ratings ---------------------------------------------------------------------
+
+    def refit_official_sync(self) -> None:
+        """Refit the Bradley-Terry table of every variant from all rated games."""
+        for variant in self.variants:
+            with self.db.read() as conn:
+                pairs = store.pair_results(conn, variant)
+            ids = sorted({a for a, _, _, _ in pairs} | {b for _, b, _, _ in pairs})
+            table = official_table(ids, pairs) if ids else None
+            now = now_iso()
+            rows = []
+            if table is not None:
+                for r in table.ratings:
+                    rows.append(
+                        {
+                            "version_id": int(r.name),
+                            "elo": r.elo,
+                            "ci95": r.ci95,
+                            "games": r.games,
+                            "points": r.points,
+                            "computed_at": now,
+                        }
+                    )
+            with self.db.write() as conn:
+                store.replace_official(conn, variant, rows)
+
+    # --- status -------------------------------------------------------------------------------
+
+    async def status(self) -> dict[str, Any]:
+        counts = await self.read(store.counts)
+        return {
+            "name": self.settings.name,
+            "variants": [
+                {"label": g.label, "game": g.name, "options": dict(g.options)}
+                for g in self.settings.games
+            ],
+            "time_control": self.settings.time_control.to_dict(),
+            "games": counts,
+        }
+
+
+def dumps(obj: Any) -> str:
+    return json.dumps(obj, separators=(",", ":"))

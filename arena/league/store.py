@@ -1,0 +1,1199 @@
+"""The league's database: one MetaData, every Table, and the queries as typed functions.
+
+Every function takes a SQLAlchemy `Connection` inside a transaction the caller opened (see
+`Database`), so a service call composes several of them atomically; blocking, they run in a
+worker thread (`trio.to_thread.run_sync`). The same schema runs on SQLite (WAL, the default) and
+PostgreSQL; migrations live in arena/league/migrations (Alembic), `create_all` is for tests.
+
+Exactly-once recording. A game row is the job: the scheduler claims it (`claim_game`, state
+queued -> running, attempt + 1), an executor plays it, and the result is written by
+`record_result` with a conditional UPDATE on (game id, attempt, state running) in the same
+transaction as the record, the seats' outcomes and the rating update. Zero rows updated means
+the attempt is stale (the game was voided and reclaimed, or already recorded): the result is
+dropped and nothing changes. A platform fault (`void_attempt`) is conditional the same way and
+puts the game back in the queue, unrated, until `max_attempts`. A server killed mid-game leaves
+rows `running`; `void_running` at the next start requeues them. So every game is recorded at
+most once, and every claimed game is eventually recorded or marked failed.
+
+The games and seats tables are not league-specific: a game names its variant, options, seed,
+opening and clock and its two seated versions, so a tournament's schedule fits the same rows
+(`schedule_key` holds a tournament game id, unique, for idempotent inserts).
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import zlib
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
+from enum import StrEnum
+from typing import Any
+
+import sqlalchemy as sa
+from sqlalchemy import (
+    BigInteger,
+    Boolean,
+    Column,
+    Float,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Table,
+    Text,
+    UniqueConstraint,
+    event,
+)
+from sqlalchemy.engine import Connection, Engine
+
+from arena.league.ratings import MU0, SIGMA0, Skill, rate
+from arena.referee.record import FORFEIT_REASONS, now_iso
+
+
+class GameState(StrEnum):
+    """Where a game (a job) is: queued -> running -> finished, or failed after max attempts."""
+
+    QUEUED = "queued"
+    RUNNING = "running"
+    FINISHED = "finished"
+    FAILED = "failed"
+
+
+class VoidKind(StrEnum):
+    """Why the platform voided an attempt (never rated, replayed)."""
+
+    SANDBOX_FAULT = "sandbox_fault"
+    REFEREE_FAULT = "referee_fault"
+    WORKER_LOST = "worker_lost"
+    INTERNAL_ERROR = "internal_error"
+    SERVER_STOPPED = "server_stopped"
+
+
+class VersionState(StrEnum):
+    """A submitted version: validating -> active (plays rated games) or failed; retired when a
+    newer version of its bot becomes active; disabled by an admin."""
+
+    VALIDATING = "validating"
+    ACTIVE = "active"
+    FAILED = "failed"
+    RETIRED = "retired"
+    DISABLED = "disabled"
+
+
+class GameKind(StrEnum):
+    RATED = "rated"
+    UNRATED = "unrated"
+    TOURNAMENT = "tournament"
+
+
+metadata = MetaData()
+
+users = Table(
+    "users",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("name", String(64), nullable=False, unique=True),
+    Column("token_hash", String(64), nullable=False, unique=True),
+    Column("is_admin", Boolean, nullable=False, default=False),
+    Column("disabled", Boolean, nullable=False, default=False),
+    Column("created_at", String(32), nullable=False),
+)
+
+bots = Table(
+    "bots",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("name", String(64), nullable=False, unique=True),
+    Column("owner_id", Integer, ForeignKey("users.id"), nullable=False),
+    Column("disabled", Boolean, nullable=False, default=False),
+    Column("created_at", String(32), nullable=False),
+)
+
+versions = Table(
+    "versions",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("bot_id", Integer, ForeignKey("bots.id"), nullable=False),
+    Column("number", Integer, nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("archive_sha256", String(64), nullable=False),
+    Column("path", Text, nullable=False),  # the unpacked, built bot directory
+    Column("manifest", Text, nullable=False),  # JSON: name, version, author, language, limits
+    Column("validation", Text),  # JSON report, NULL while validating
+    Column("created_at", String(32), nullable=False),
+    Column("activated_at", String(32)),
+    UniqueConstraint("bot_id", "number"),
+    Index("ix_versions_state", "state"),
+)
+
+ratings = Table(
+    "ratings",
+    metadata,
+    Column("version_id", Integer, ForeignKey("versions.id"), primary_key=True),
+    Column("variant", String(32), primary_key=True),  # a game label of league.toml
+    Column("mu", Float, nullable=False),
+    Column("sigma", Float, nullable=False),
+    Column("score", Float, nullable=False),  # mu - 3 sigma, the leaderboard order
+    Column("games", Integer, nullable=False, default=0),
+    Column("wins", Integer, nullable=False, default=0),
+    Column("draws", Integer, nullable=False, default=0),
+    Column("losses", Integer, nullable=False, default=0),
+    Column("forfeits", Integer, nullable=False, default=0),
+    Column("last_game_at", String(32)),
+    Index("ix_ratings_variant_score", "variant", "score"),
+)
+
+games = Table(
+    "games",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("kind", String(16), nullable=False),
+    Column("schedule_key", String(128), unique=True),
+    Column("variant", String(32), nullable=False),  # the game label
+    Column("game_name", String(32), nullable=False),  # the engine (papagra, ...)
+    Column("options", Text, nullable=False),  # JSON
+    Column("seed", BigInteger, nullable=False),
+    Column("opening", Text, nullable=False),  # JSON list of turns
+    Column("time_control", Text, nullable=False),  # JSON
+    Column("version0", Integer, ForeignKey("versions.id"), nullable=False),
+    Column("version1", Integer, ForeignKey("versions.id"), nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("attempt", Integer, nullable=False, default=0),
+    Column("priority", Integer, nullable=False, default=0),
+    Column("created_at", String(32), nullable=False),
+    Column("claimed_at", String(32)),
+    Column("finished_at", String(32)),
+    Column("winner", Integer),  # seat; NULL for a draw
+    Column("result", String(8)),
+    Column("reason", String(64)),
+    Column("detail", Text),
+    Column("forfeit", Boolean),
+    Column("loser_seat", Integer),
+    Column("score0", Integer),
+    Column("score1", Integer),
+    Column("turns", Integer),
+    Column("duration", Float),
+    Column("rated", Boolean),
+    Index("ix_games_state_priority", "state", "priority", "id"),
+    Index("ix_games_variant_id", "variant", "id"),
+)
+
+seats = Table(
+    "seats",
+    metadata,
+    Column("game_id", Integer, ForeignKey("games.id"), primary_key=True),
+    Column("seat", Integer, primary_key=True),
+    Column("version_id", Integer, ForeignKey("versions.id"), nullable=False),
+    Column("bot_id", Integer, ForeignKey("bots.id"), nullable=False),
+    Column("variant", String(32), nullable=False),
+    Column("outcome", String(8)),  # win, draw, loss, forfeit; NULL until finished
+    Index("ix_seats_bot_game", "bot_id", "game_id"),
+    Index("ix_seats_version_game", "version_id", "game_id"),
+)
+
+records = Table(
+    "records",
+    metadata,
+    Column("game_id", Integer, ForeignKey("games.id"), primary_key=True),
+    Column("data", LargeBinary, nullable=False),  # zlib-compressed arena-record/1 JSON
+)
+
+voids = Table(
+    "voids",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("game_id", Integer, ForeignKey("games.id"), nullable=False),
+    Column("attempt", Integer, nullable=False),
+    Column("kind", String(32), nullable=False),
+    Column("reason", Text, nullable=False),
+    Column("at", String(32), nullable=False),
+    Index("ix_voids_game", "game_id"),
+)
+
+official = Table(
+    "official_ratings",
+    metadata,
+    Column("variant", String(32), primary_key=True),
+    Column("version_id", Integer, ForeignKey("versions.id"), primary_key=True),
+    Column("elo", Float),
+    Column("ci95", Float),
+    Column("games", Integer, nullable=False),
+    Column("points", Float, nullable=False),
+    Column("computed_at", String(32), nullable=False),
+)
+
+
+class StoreError(Exception):
+    """A database the league cannot use; raised as LeagueError by the callers that face users."""
+
+
+# --- the database ----------------------------------------------------------------------------
+
+
+class Database:
+    """An Engine with the league's transaction discipline.
+
+    SQLite: WAL so readers never block the writer; writes start with BEGIN IMMEDIATE so two
+    writers never deadlock upgrading a read lock; a 30 s busy timeout. PostgreSQL: READ
+    COMMITTED with explicit row locks (`FOR UPDATE`) where a read feeds a write (ratings).
+    """
+
+    def __init__(self, url: str, *, pool_size: int = 8) -> None:
+        self.url = url
+        self.is_sqlite = url.startswith("sqlite")
+        if self.is_sqlite:
+            self.engine: Engine = sa.create_engine(
+                url, connect_args={"check_same_thread": False, "timeout": 30.0}
+            )
+            event.listen(self.engine, "connect", _sqlite_connect)
+            event.listen(self.engine, "begin", _sqlite_begin)
+        else:
+            self.engine = sa.create_engine(
+                url, pool_size=pool_size, max_overflow=pool_size, pool_pre_ping=True
+            )
+
+    @contextmanager
+    def read(self) -> Iterator[Connection]:
+        with self.engine.connect() as conn, conn.begin():
+            yield conn
+
+    @contextmanager
+    def write(self) -> Iterator[Connection]:
+        with self.engine.connect() as conn:
+            conn = conn.execution_options(arena_write=True)
+            with conn.begin():
+                yield conn
+
+    def dispose(self) -> None:
+        self.engine.dispose()
+
+
+def _sqlite_connect(dbapi_conn: Any, _record: Any) -> None:
+    dbapi_conn.isolation_level = None  # SQLAlchemy's begin event emits BEGIN itself
+    cur = dbapi_conn.cursor()
+    cur.execute("PRAGMA journal_mode=WAL")
+    cur.execute("PRAGMA synchronous=NORMAL")
+    cur.execute("PRAGMA foreign_keys=ON")
+    cur.close()
+
+
+def _sqlite_begin(conn: Connection) -> None:
+    immediate = conn.get_execution_options().get("arena_write")
+    conn.exec_driver_sql("BEGIN IMMEDIATE" if immediate else "BEGIN")
+
+
+# --- users -----------------------------------------------------------------------------------
+
+
+def hash_token(token: str) -> str:
+    """Tokens are random 256-bit strings, so one unsalted sha256 is enough to store them."""
+    return hashlib.sha256(token.encode()).hexdigest()
+
+
+@dataclass(frozen=True)
+class User:
+    id: int
+    name: str
+    is_admin: bool
+    disabled: bool
+
+
+def add_user(conn: Connection, name: str, token: str, *, is_admin: bool = False) -> User:
+    uid = conn.execute(
+        users.insert().values(
+            name=name,
+            token_hash=hash_token(token),
+            is_admin=is_admin,
+            disabled=False,
+            created_at=now_iso(),
+        )
+    ).inserted_primary_key[0]
+    return User(uid, name, is_admin, False)
+
+
+def user_by_name(conn: Connection, name: str) -> User | None:
+    row = conn.execute(sa.select(users).where(users.c.name == name)).first()
+    return None if row is None else User(row.id, row.name, row.is_admin, row.disabled)
+
+
+def user_by_token(conn: Connection, token: str) -> User | None:
+    row = conn.execute(sa.select(users).where(users.c.token_hash == hash_token(token))).first()
+    return None if row is None else User(row.id, row.name, row.is_admin, row.disabled)
+
+
+def set_user_disabled(conn: Connection, user_id: int, disabled: bool) -> bool:
+    return (
+        conn.execute(users.update().where(users.c.id == user_id).values(disabled=disabled)).rowcount
+        == 1
+    )
+
+
+# --- bots and versions -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Version:
+    id: int
+    bot_id: int
+    bot: str
+    owner_id: int
+    number: int
+    state: str
+    path: str
+    archive_sha256: str
+    manifest: dict[str, Any]
+    validation: dict[str, Any] | None
+    created_at: str
+    activated_at: str | None
+
+
+def _version(row: Any) -> Version:
+    return Version(
+        id=row.id,
+        bot_id=row.bot_id,
+        bot=row.bot,
+        owner_id=row.owner_id,
+        number=row.number,
+        state=row.state,
+        path=row.path,
+        archive_sha256=row.archive_sha256,
+        manifest=json.loads(row.manifest),
+        validation=None if row.validation is None else json.loads(row.validation),
+        created_at=row.created_at,
+        activated_at=row.activated_at,
+    )
+
+
+_VERSION_COLUMNS = (
+    versions,
+    bots.c.name.label("bot"),
+    bots.c.owner_id,
+)
+
+
+def bot_by_name(conn: Connection, name: str) -> Any | None:
+    return conn.execute(sa.select(bots).where(bots.c.name == name)).first()
+
+
+def add_version(
+    conn: Connection,
+    *,
+    owner_id: int,
+    bot_name: str,
+    archive_sha256: str,
+    path: str,
+    manifest: dict[str, Any],
+) -> Version:
+    """A new version (state validating) of the owner's bot, creating the bot if it is new.
+
+    The caller checks ownership first (`bot_by_name`); the unique bot name makes a race between
+    two users creating the same bot fail for one of them instead of sharing it.
+    """
+    bot = bot_by_name(conn, bot_name)
+    if bot is None:
+        bot_id = conn.execute(
+            bots.insert().values(
+                name=bot_name, owner_id=owner_id, disabled=False, created_at=now_iso()
+            )
+        ).inserted_primary_key[0]
+        number = 1
+    else:
+        bot_id = bot.id
+        number = 1 + (
+            conn.execute(
+                sa.select(sa.func.max(versions.c.number)).where(versions.c.bot_id == bot_id)
+            ).scalar()
+            or 0
+        )
+    vid = conn.execute(
+        versions.insert().values(
+            bot_id=bot_id,
+            number=number,
+            state=VersionState.VALIDATING,
+            archive_sha256=archive_sha256,
+            path=path,
+            manifest=json.dumps(manifest, sort_keys=True),
+            created_at=now_iso(),
+        )
+    ).inserted_primary_key[0]
+    v = version(conn, vid)
+    assert v is not None
+    return v
+
+
+def set_version_path(conn: Connection, version_id: int, path: str) -> None:
+    conn.execute(versions.update().where(versions.c.id == version_id).values(path=path))
+
+
+def version(conn: Connection, version_id: int) -> Version | None:
+    row = conn.execute(
+        sa.select(*_VERSION_COLUMNS)
+        .join(bots, bots.c.id == versions.c.bot_id)
+        .where(versions.c.id == version_id)
+    ).first()
+    return None if row is None else _version(row)
+
+
+def bot_versions(conn: Connection, bot_id: int) -> list[Version]:
+    rows = conn.execute(
+        sa.select(*_VERSION_COLUMNS)
+        .join(bots, bots.c.id == versions.c.bot_id)
+        .where(versions.c.bot_id == bot_id)
+        .order_by(versions.c.number.desc())
+    )
+    return [_version(r) for r in rows]
+
+
+def versions_in_state(conn: Connection, state: VersionState) -> list[Version]:
+    rows = conn.execute(
+        sa.select(*_VERSION_COLUMNS)
+        .join(bots, bots.c.id == versions.c.bot_id)
+        .where(versions.c.state == state)
+        .order_by(versions.c.id)
+    )
+    return [_version(r) for r in rows]
+
+
+def finish_validation(
+    conn: Connection,
+    version_id: int,
+    report: dict[str, Any],
+    passed: bool,
+    variants: Sequence[str],
+) -> bool:
+    """Store a validation report; a passing version becomes active and retires its predecessor.
+
+    The new version starts at its bot's last active mu in each variant with a fresh sigma.
+    Conditional on the version still validating: a disabled version stays disabled.
+    """
+    new_state = VersionState.ACTIVE if passed else VersionState.FAILED
+    done = conn.execute(
+        versions.update()
+        .where(versions.c.id == version_id, versions.c.state == VersionState.VALIDATING)
+        .values(
+            state=new_state,
+            validation=json.dumps(report, sort_keys=True),
+            activated_at=now_iso() if passed else None,
+        )
+    ).rowcount
+    if not done or not passed:
+        return bool(done)
+    bot_id = conn.execute(
+        sa.select(versions.c.bot_id).where(versions.c.id == version_id)
+    ).scalar_one()
+    previous = (
+        conn.execute(
+            sa.select(versions.c.id).where(
+                versions.c.bot_id == bot_id,
+                versions.c.id != version_id,
+                versions.c.state == VersionState.ACTIVE,
+            )
+        )
+        .scalars()
+        .all()
+    )
+    inherited: dict[str, float] = {}
+    if previous:
+        for variant, mu in conn.execute(
+            sa.select(ratings.c.variant, ratings.c.mu).where(ratings.c.version_id == max(previous))
+        ):
+            inherited[variant] = mu
+        conn.execute(
+            versions.update().where(versions.c.id.in_(previous)).values(state=VersionState.RETIRED)
+        )
+    for variant in variants:
+        ensure_rating(conn, version_id, variant, mu=inherited.get(variant, MU0))
+    return True
+
+
+def set_version_state(conn: Connection, version_id: int, state: VersionState) -> bool:
+    return (
+        conn.execute(
+            versions.update().where(versions.c.id == version_id).values(state=state)
+        ).rowcount
+        == 1
+    )
+
+
+def set_bot_disabled(conn: Connection, bot_id: int, disabled: bool) -> bool:
+    """Disable a bot: it leaves matchmaking (its active version is disabled), keeps its games."""
+    done = conn.execute(bots.update().where(bots.c.id == bot_id).values(disabled=disabled)).rowcount
+    if disabled:
+        conn.execute(
+            versions.update()
+            .where(
+                versions.c.bot_id == bot_id,
+                versions.c.state.in_([VersionState.ACTIVE, VersionState.VALIDATING]),
+            )
+            .values(state=VersionState.DISABLED)
+        )
+    return done == 1
+
+
+def ensure_rating(conn: Connection, version_id: int, variant: str, *, mu: float = MU0) -> None:
+    exists = conn.execute(
+        sa.select(ratings.c.version_id).where(
+            ratings.c.version_id == version_id, ratings.c.variant == variant
+        )
+    ).first()
+    if exists is None:
+        conn.execute(
+            ratings.insert().values(
+                version_id=version_id,
+                variant=variant,
+                mu=mu,
+                sigma=SIGMA0,
+                score=mu - 3 * SIGMA0,
+                games=0,
+                wins=0,
+                draws=0,
+                losses=0,
+                forfeits=0,
+            )
+        )
+
+
+# --- games: create, claim, record, void ------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class NewGame:
+    """A game to queue: the variant (label + engine + options), its conditions, its seats."""
+
+    kind: GameKind
+    variant: str
+    game_name: str
+    options: dict[str, Any]
+    seed: int
+    opening: tuple[tuple[str, ...], ...]
+    time_control: dict[str, Any]
+    version0: int
+    version1: int
+    priority: int = 0
+    schedule_key: str | None = None
+
+
+def create_game(conn: Connection, g: NewGame) -> int:
+    gid = conn.execute(
+        games.insert().values(
+            kind=g.kind,
+            schedule_key=g.schedule_key,
+            variant=g.variant,
+            game_name=g.game_name,
+            options=json.dumps(g.options, sort_keys=True),
+            seed=g.seed,
+            opening=json.dumps([list(t) for t in g.opening]),
+            time_control=json.dumps(g.time_control, sort_keys=True),
+            version0=g.version0,
+            version1=g.version1,
+            state=GameState.QUEUED,
+            attempt=0,
+            priority=g.priority,
+            created_at=now_iso(),
+        )
+    ).inserted_primary_key[0]
+    bot_of = dict(
+        conn.execute(
+            sa.select(versions.c.id, versions.c.bot_id).where(
+                versions.c.id.in_([g.version0, g.version1])
+            )
+        ).all()
+    )
+    conn.execute(
+        seats.insert(),
+        [
+            {"game_id": gid, "seat": s, "version_id": v, "bot_id": bot_of[v], "variant": g.variant}
+            for s, v in ((0, g.version0), (1, g.version1))
+        ],
+    )
+    return int(gid)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A claimed attempt: everything an executor needs to play it."""
+
+    game_id: int
+    attempt: int
+    kind: str
+    variant: str
+    game_name: str
+    options: dict[str, Any]
+    seed: int
+    opening: tuple[tuple[str, ...], ...]
+    time_control: dict[str, Any]
+    versions: tuple[int, int]
+    paths: tuple[str, str]
+    manifests: tuple[dict[str, Any], dict[str, Any]]
+
+
+def queued_game_ids(conn: Connection, limit: int = 1) -> list[int]:
+    return list(
+        conn.execute(
+            sa.select(games.c.id)
+            .where(games.c.state == GameState.QUEUED)
+            .order_by(games.c.priority.desc(), games.c.id)
+            .limit(limit)
+        ).scalars()
+    )
+
+
+def claim_game(conn: Connection, game_id: int) -> Claim | None:
+    """queued -> running with the next attempt number; None if someone else claimed it."""
+    done = conn.execute(
+        games.update()
+        .where(games.c.id == game_id, games.c.state == GameState.QUEUED)
+        .values(state=GameState.RUNNING, attempt=games.c.attempt + 1, claimed_at=now_iso())
+    ).rowcount
+    if done != 1:
+        return None
+    g = conn.execute(sa.select(games).where(games.c.id == game_id)).one()
+    v = {
+        r.id: r
+        for r in conn.execute(
+            sa.select(versions.c.id, versions.c.path, versions.c.manifest).where(
+                versions.c.id.in_([g.version0, g.version1])
+            )
+        )
+    }
+    return Claim(
+        game_id=g.id,
+        attempt=g.attempt,
+        kind=g.kind,
+        variant=g.variant,
+        game_name=g.game_name,
+        options=json.loads(g.options),
+        seed=g.seed,
+        opening=tuple(tuple(t) for t in json.loads(g.opening)),
+        time_control=json.loads(g.time_control),
+        versions=(g.version0, g.version1),
+        paths=(v[g.version0].path, v[g.version1].path),
+        manifests=(json.loads(v[g.version0].manifest), json.loads(v[g.version1].manifest)),
+    )
+
+
+def compress_record(record: dict[str, Any]) -> bytes:
+    return zlib.compress(json.dumps(record, separators=(",", ":")).encode(), 6)
+
+
+def decompress_record(data: bytes) -> dict[str, Any]:
+    return json.loads(zlib.decompress(data))
+
+
+def _outcome(points: float, forfeit: bool) -> str:
+    if points == 1.0:
+        return "win"
+    if points == 0.5:
+        return "draw"
+    return "forfeit" if forfeit else "loss"
+
+
+def record_result(conn: Connection, game_id: int, attempt: int, record: dict[str, Any]) -> bool:
+    """Record a finished attempt exactly once; False (nothing written) if it is stale.
+
+    In one transaction: the conditional UPDATE of the game row, its record, the seats'
+    outcomes and, for a rated game, both versions' ratings (rows locked in id order).
+    """
+    res = record.get("result") or {}
+    winner = res.get("winner")
+    scores = [*list(res.get("scores") or []), None, None]
+    reason = str(res.get("reason", ""))
+    forfeit = bool(res.get("forfeit")) or reason in FORFEIT_REASONS
+    # both bots failing to start is no contest: recorded, shown, not rated
+    kind = conn.execute(sa.select(games.c.kind).where(games.c.id == game_id)).scalar()
+    rated = kind == GameKind.RATED and reason != "both_failed_start"
+    done = conn.execute(
+        games.update()
+        .where(
+            games.c.id == game_id,
+            games.c.attempt == attempt,
+            games.c.state == GameState.RUNNING,
+        )
+        .values(
+            state=GameState.FINISHED,
+            finished_at=now_iso(),
+            winner=winner,
+            result=res.get("result") or {0: "1-0", 1: "0-1"}.get(winner, "1/2-1/2"),
+            reason=reason[:64],
+            detail=str(res.get("detail") or ""),
+            forfeit=forfeit,
+            loser_seat=res.get("loser_seat"),
+            score0=scores[0],
+            score1=scores[1],
+            turns=record.get("turn_count"),
+            duration=record.get("duration"),
+            rated=rated,
+        )
+    ).rowcount
+    if done != 1:
+        return False
+    conn.execute(records.insert().values(game_id=game_id, data=compress_record(record)))
+    points0 = 0.5 if winner is None else (1.0 if winner == 0 else 0.0)
+    for seat, pts in ((0, points0), (1, 1.0 - points0)):
+        conn.execute(
+            seats.update()
+            .where(seats.c.game_id == game_id, seats.c.seat == seat)
+            .values(outcome=_outcome(pts, forfeit and pts == 0.0))
+        )
+    if rated:
+        _rate(conn, game_id, points0, forfeit)
+    return True
+
+
+def _rate(conn: Connection, game_id: int, points0: float, forfeit: bool) -> None:
+    g = conn.execute(
+        sa.select(games.c.variant, games.c.version0, games.c.version1).where(games.c.id == game_id)
+    ).one()
+    for v in sorted((g.version0, g.version1)):
+        ensure_rating(conn, v, g.variant)
+    rows = {
+        r.version_id: r
+        for r in conn.execute(
+            sa.select(ratings)
+            .where(
+                ratings.c.variant == g.variant,
+                ratings.c.version_id.in_([g.version0, g.version1]),
+            )
+            .order_by(ratings.c.version_id)
+            .with_for_update()
+        )
+    }
+    r0, r1 = rows[g.version0], rows[g.version1]
+    s0, s1 = rate(Skill(r0.mu, r0.sigma), Skill(r1.mu, r1.sigma), points0)
+    now = now_iso()
+    for row, skill, pts in ((r0, s0, points0), (r1, s1, 1.0 - points0)):
+        conn.execute(
+            ratings.update()
+            .where(ratings.c.version_id == row.version_id, ratings.c.variant == g.variant)
+            .values(
+                mu=skill.mu,
+                sigma=skill.sigma,
+                score=skill.conservative,
+                games=ratings.c.games + 1,
+                wins=ratings.c.wins + int(pts == 1.0),
+                draws=ratings.c.draws + int(pts == 0.5),
+                losses=ratings.c.losses + int(pts == 0.0),
+                forfeits=ratings.c.forfeits + int(forfeit and pts == 0.0),
+                last_game_at=now,
+            )
+        )
+
+
+def void_attempt(
+    conn: Connection,
+    game_id: int,
+    attempt: int,
+    kind: VoidKind,
+    reason: str,
+    max_attempts: int,
+) -> bool:
+    """A platform fault voided this attempt: log it, requeue the game (or fail it after
+    `max_attempts`; a server stop never counts). False if the attempt is stale."""
+    fails = attempt >= max_attempts and kind != VoidKind.SERVER_STOPPED
+    state = GameState.FAILED if fails else GameState.QUEUED
+    done = conn.execute(
+        games.update()
+        .where(
+            games.c.id == game_id,
+            games.c.attempt == attempt,
+            games.c.state == GameState.RUNNING,
+        )
+        .values(
+            state=state,
+            detail=reason if state == GameState.FAILED else None,
+            finished_at=now_iso() if state == GameState.FAILED else None,
+        )
+    ).rowcount
+    if done != 1:
+        return False
+    conn.execute(
+        voids.insert().values(
+            game_id=game_id, attempt=attempt, kind=kind, reason=reason[:2000], at=now_iso()
+        )
+    )
+    return True
+
+
+def void_running(conn: Connection, kind: VoidKind, reason: str, max_attempts: int) -> int:
+    """Void every running attempt (the server that claimed them is gone); how many."""
+    running = conn.execute(
+        sa.select(games.c.id, games.c.attempt).where(games.c.state == GameState.RUNNING)
+    ).all()
+    return sum(void_attempt(conn, g, a, kind, reason, max_attempts) for g, a in running)
+
+
+def game_record(conn: Connection, game_id: int) -> dict[str, Any] | None:
+    data = conn.execute(sa.select(records.c.data).where(records.c.game_id == game_id)).scalar()
+    return None if data is None else decompress_record(data)
+
+
+# --- reads for the scheduler -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """An active version as matchmaking sees it in one variant."""
+
+    version_id: int
+    bot_id: int
+    mu: float
+    sigma: float
+    games: int  # finished rated games plus those queued or running
+    last_game_at: str | None
+
+
+def candidates(conn: Connection, variant: str) -> list[Candidate]:
+    pending = (
+        sa.select(seats.c.version_id, sa.func.count().label("n"))
+        .join(games, games.c.id == seats.c.game_id)
+        .where(
+            games.c.state.in_([GameState.QUEUED, GameState.RUNNING]),
+            games.c.kind == GameKind.RATED,
+            games.c.variant == variant,
+        )
+        .group_by(seats.c.version_id)
+        .subquery()
+    )
+    rows = conn.execute(
+        sa.select(
+            versions.c.id,
+            versions.c.bot_id,
+            ratings.c.mu,
+            ratings.c.sigma,
+            ratings.c.games,
+            sa.func.coalesce(pending.c.n, 0).label("pending"),
+            ratings.c.last_game_at,
+        )
+        .join(ratings, sa.and_(ratings.c.version_id == versions.c.id, ratings.c.variant == variant))
+        .outerjoin(pending, pending.c.version_id == versions.c.id)
+        .where(versions.c.state == VersionState.ACTIVE)
+        .order_by(versions.c.id)
+    )
+    return [
+        Candidate(r.id, r.bot_id, r.mu, r.sigma, r.games + r.pending, r.last_game_at) for r in rows
+    ]
+
+
+def games_per_variant(conn: Connection) -> dict[str, int]:
+    rows = conn.execute(
+        sa.select(games.c.variant, sa.func.count())
+        .where(games.c.kind == GameKind.RATED, games.c.state != GameState.FAILED)
+        .group_by(games.c.variant)
+    )
+    return {v: n for v, n in rows}
+
+
+def pair_results(conn: Connection, variant: str) -> list[tuple[int, int, float, int]]:
+    """(version a, version b, points of a, games) over the variant's rated games, a < b."""
+    a = sa.case((games.c.version0 < games.c.version1, games.c.version0), else_=games.c.version1)
+    b = sa.case((games.c.version0 < games.c.version1, games.c.version1), else_=games.c.version0)
+    pts0 = sa.case((games.c.winner.is_(None), 0.5), (games.c.winner == 0, 1.0), else_=0.0)
+    pts_a = sa.case((games.c.version0 < games.c.version1, pts0), else_=1.0 - pts0)
+    rows = conn.execute(
+        sa.select(a.label("a"), b.label("b"), sa.func.sum(pts_a), sa.func.count())
+        .where(
+            games.c.variant == variant,
+            games.c.state == GameState.FINISHED,
+            games.c.rated.is_(True),
+        )
+        .group_by(a, b)
+    )
+    return [(int(x), int(y), float(p), int(n)) for x, y, p, n in rows]
+
+
+def replace_official(conn: Connection, variant: str, rows: list[dict[str, Any]]) -> None:
+    conn.execute(official.delete().where(official.c.variant == variant))
+    if rows:
+        conn.execute(official.insert(), [{"variant": variant, **r} for r in rows])
+
+
+# --- reads for the API -----------------------------------------------------------------------
+
+
+def leaderboard(
+    conn: Connection, variant: str, *, limit: int, offset: int, include_retired: bool = False
+) -> list[dict[str, Any]]:
+    """Versions by conservative rating (mu - 3 sigma), with their official Elo if fitted."""
+    states = [VersionState.ACTIVE]
+    if include_retired:
+        states += [VersionState.RETIRED, VersionState.DISABLED]
+    rows = conn.execute(
+        sa.select(
+            ratings,
+            bots.c.name.label("bot"),
+            versions.c.number,
+            versions.c.state,
+            official.c.elo,
+            official.c.ci95,
+        )
+        .join(versions, versions.c.id == ratings.c.version_id)
+        .join(bots, bots.c.id == versions.c.bot_id)
+        .outerjoin(
+            official,
+            sa.and_(official.c.version_id == ratings.c.version_id, official.c.variant == variant),
+        )
+        .where(ratings.c.variant == variant, versions.c.state.in_(states))
+        .order_by(ratings.c.score.desc(), ratings.c.version_id)
+        .limit(limit)
+        .offset(offset)
+    )
+    return [
+        {
+            "rank": offset + i + 1,
+            "bot": r.bot,
+            "version": r.number,
+            "version_id": r.version_id,
+            "state": r.state,
+            "rating": round(r.score, 3),
+            "mu": round(r.mu, 3),
+            "sigma": round(r.sigma, 3),
+            "games": r.games,
+            "wins": r.wins,
+            "draws": r.draws,
+            "losses": r.losses,
+            "forfeits": r.forfeits,
+            "elo": None if r.elo is None else round(r.elo, 1),
+            "elo_ci95": None if r.ci95 is None else round(r.ci95, 1),
+            "last_game_at": r.last_game_at,
+        }
+        for i, r in enumerate(rows)
+    ]
+
+
+def list_bots(conn: Connection, *, limit: int, offset: int) -> list[dict[str, Any]]:
+    latest = (
+        sa.select(versions.c.bot_id, sa.func.max(versions.c.number).label("latest"))
+        .group_by(versions.c.bot_id)
+        .subquery()
+    )
+    rows = conn.execute(
+        sa.select(bots, users.c.name.label("owner"), latest.c.latest)
+        .join(users, users.c.id == bots.c.owner_id)
+        .outerjoin(latest, latest.c.bot_id == bots.c.id)
+        .order_by(bots.c.name)
+        .limit(limit)
+        .offset(offset)
+    )
+    return [_bot_dict(r) for r in rows]
+
+
+def _bot_dict(r: Any) -> dict[str, Any]:
+    return {
+        "name": r.name,
+        "owner": r.owner,
+        "disabled": bool(r.disabled),
+        "created_at": r.created_at,
+        "latest_version": r.latest,
+    }
+
+
+def bot_detail(conn: Connection, name: str) -> dict[str, Any] | None:
+    r = conn.execute(
+        sa.select(bots, users.c.name.label("owner"), sa.literal(None).label("latest"))
+        .join(users, users.c.id == bots.c.owner_id)
+        .where(bots.c.name == name)
+    ).first()
+    if r is None:
+        return None
+    out = _bot_dict(r)
+    out["id"] = r.id
+    out["owner_id"] = r.owner_id
+    vs = bot_versions(conn, r.id)
+    out["latest_version"] = vs[0].number if vs else None
+    out["versions"] = [version_summary(v) for v in vs]
+    return out
+
+
+def version_summary(v: Version) -> dict[str, Any]:
+    validation = v.validation or {}
+    return {
+        "id": v.id,
+        "bot": v.bot,
+        "number": v.number,
+        "state": v.state,
+        "created_at": v.created_at,
+        "activated_at": v.activated_at,
+        "archive_sha256": v.archive_sha256,
+        "manifest": {k: v.manifest[k] for k in sorted(v.manifest) if k != "league_name"},
+        "validation": None
+        if v.validation is None
+        else {
+            "passed": validation.get("passed"),
+            "summary": validation.get("summary"),
+        },
+    }
+
+
+def version_by_number(conn: Connection, bot_id: int, number: int) -> Version | None:
+    vid = conn.execute(
+        sa.select(versions.c.id).where(versions.c.bot_id == bot_id, versions.c.number == number)
+    ).scalar()
+    return None if vid is None else version(conn, vid)
+
+
+def version_ratings(conn: Connection, version_id: int) -> list[dict[str, Any]]:
+    rows = conn.execute(
+        sa.select(ratings).where(ratings.c.version_id == version_id).order_by(ratings.c.variant)
+    )
+    return [
+        {
+            "variant": r.variant,
+            "rating": round(r.score, 3),
+            "mu": round(r.mu, 3),
+            "sigma": round(r.sigma, 3),
+            "games": r.games,
+            "wins": r.wins,
+            "draws": r.draws,
+            "losses": r.losses,
+            "forfeits": r.forfeits,
+        }
+        for r in rows
+    ]
+
+
+_v0 = versions.alias("v0")
+_v1 = versions.alias("v1")
+_b0 = bots.alias("b0")
+_b1 = bots.alias("b1")
+
+
+def _games_select() -> sa.Select:
+    return (
+        sa.select(
+            games,
+            _b0.c.name.label("bot0"),
+            _v0.c.number.label("number0"),
+            _b1.c.name.label("bot1"),
+            _v1.c.number.label("number1"),
+        )
+        .join(_v0, _v0.c.id == games.c.version0)
+        .join(_b0, _b0.c.id == _v0.c.bot_id)
+        .join(_v1, _v1.c.id == games.c.version1)
+        .join(_b1, _b1.c.id == _v1.c.bot_id)
+    )
+
+
+def game_dict(r: Any) -> dict[str, Any]:
+    return {
+        "id": r.id,
+        "kind": r.kind,
+        "variant": r.variant,
+        "game": r.game_name,
+        "state": r.state,
+        "attempt": r.attempt,
+        "seats": [
+            {"bot": r.bot0, "version": r.number0, "version_id": r.version0},
+            {"bot": r.bot1, "version": r.number1, "version_id": r.version1},
+        ],
+        "created_at": r.created_at,
+        "claimed_at": r.claimed_at,
+        "finished_at": r.finished_at,
+        "winner": r.winner,
+        "result": r.result,
+        "reason": r.reason,
+        "detail": r.detail,
+        "forfeit": None if r.forfeit is None else bool(r.forfeit),
+        "loser_seat": r.loser_seat,
+        "scores": [r.score0, r.score1],
+        "turns": r.turns,
+        "duration": r.duration,
+        "rated": None if r.rated is None else bool(r.rated),
+    }
+
+
+#: results a game list filters by, as the named bot saw them
+OUTCOMES = ("win", "draw", "loss", "forfeit")
+
+
+def list_games(
+    conn: Connection,
+    *,
+    limit: int,
+    offset: int,
+    bot_id: int | None = None,
+    version_id: int | None = None,
+    variant: str | None = None,
+    outcome: str | None = None,
+    states: Sequence[str] = (GameState.FINISHED,),
+) -> list[dict[str, Any]]:
+    """Newest first. Filtering by bot goes through the seats table's (bot_id, game_id) index,
+    so a bot's page is an index range scan whatever the number of games."""
+    q = _games_select().where(games.c.state.in_(list(states)))
+    if bot_id is not None or version_id is not None:
+        s = sa.select(seats.c.game_id)
+        if bot_id is not None:
+            s = s.where(seats.c.bot_id == bot_id)
+        if version_id is not None:
+            s = s.where(seats.c.version_id == version_id)
+        if variant is not None:
+            s = s.where(seats.c.variant == variant)
+        if outcome is not None:
+            s = s.where(seats.c.outcome == outcome)
+        elif list(states) == [GameState.FINISHED]:
+            s = s.where(seats.c.outcome.is_not(None))
+        ids = list(
+            conn.execute(s.order_by(seats.c.game_id.desc()).limit(limit).offset(offset)).scalars()
+        )
+        if not ids:
+            return []
+        q = q.where(games.c.id.in_(ids))
+        offset = 0
+    elif variant is not None:
+        q = q.where(games.c.variant == variant)
+    rows = conn.execute(q.order_by(games.c.id.desc()).limit(limit).offset(offset))
+    return [game_dict(r) for r in rows]
+
+
+def game_detail(conn: Connection, game_id: int) -> dict[str, Any] | None:
+    r = conn.execute(_games_select().where(games.c.id == game_id)).first()
+    if r is None:
+        return None
+    out = game_dict(r)
+    out["voids"] = [
+        {"attempt": v.attempt, "kind": v.kind, "reason": v.reason, "at": v.at}
+        for v in conn.execute(
+            sa.select(voids).where(voids.c.game_id == game_id).order_by(voids.c.id)
+        )
+    ]
+    out["owners"] = [
+        o
+        for (o,) in conn.execute(
+            sa.select(bots.c.owner_id)
+            .select_from(seats.join(bots, bots.c.id == seats.c.bot_id))
+            .where(seats.c.game_id == game_id)
+            .order_by(seats.c.seat)
+        )
+    ]
+    return out
+
+
+def queue(conn: Connection, *, limit: int, offset: int) -> list[dict[str, Any]]:
+    """Games in flight first, then the queued ones in the order they will be claimed."""
+    running = sa.case((games.c.state == GameState.RUNNING, 0), else_=1)
+    rows = conn.execute(
+        _games_select()
+        .where(games.c.state.in_([GameState.RUNNING, GameState.QUEUED]))
+        .order_by(running, games.c.priority.desc(), games.c.id)
+        .limit(limit)
+        .offset(offset)
+    )
+    return [game_dict(r) for r in rows]
+
+
+def counts(conn: Connection) -> dict[str, int]:
+    rows = conn.execute(sa.select(games.c.state, sa.func.count()).group_by(games.c.state))
+    return {str(s): int(n) for s, n in rows}
+
+
+def submissions_since(conn: Connection, owner_id: int, since: str) -> int:
+    return int(
+        conn.execute(
+            sa.select(sa.func.count())
+            .select_from(versions.join(bots, bots.c.id == versions.c.bot_id))
+            .where(bots.c.owner_id == owner_id, versions.c.created_at >= since)
+        ).scalar_one()
+    )

@@ -1,0 +1,1 @@
+"""The league over HTTP: a Starlette app (app.py) with the JSON API (api.py); pages join later."""

@@ -1,0 +1,173 @@
+"""The JSON API, version 1 (docs/league.md, openapi.json beside this module).
+
+Each endpoint parses its request (bad values are a 422 naming the parameter), calls one
+service method and returns JSON. Lists are paginated with `limit` (1..200, default 50) and
+`offset`, and answer `{"items": [...], "limit", "offset", "next"}` where `next` is the offset
+of the next page or null.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from arena.league.errors import LeagueError
+from arena.league.service import League
+from arena.league.store import OUTCOMES
+
+MAX_LIMIT = 200
+
+
+def _league(request: Request) -> League:
+    return request.app.state.league
+
+
+def _int(request: Request, name: str, default: int, lo: int, hi: int | None = None) -> int:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise LeagueError(
+            f"{name}: expected an integer, got {raw!r}", status=422, field=name
+        ) from None
+    if value < lo or (hi is not None and value > hi):
+        bound = f"between {lo} and {hi}" if hi is not None else f"at least {lo}"
+        raise LeagueError(f"{name}: must be {bound}, got {value}", status=422, field=name)
+    return value
+
+
+def _page(request: Request) -> tuple[int, int]:
+    return _int(request, "limit", 50, 1, MAX_LIMIT), _int(request, "offset", 0, 0)
+
+
+def _paged(items: list[Any], limit: int, offset: int, **extra: Any) -> JSONResponse:
+    nxt = offset + limit if len(items) == limit else None
+    return JSONResponse({**extra, "items": items, "limit": limit, "offset": offset, "next": nxt})
+
+
+def _path_int(request: Request, name: str) -> int:
+    raw = request.path_params[name]
+    try:
+        value = int(raw)
+    except ValueError:
+        raise LeagueError(
+            f"{name}: expected an integer, got {raw!r}", status=422, field=name
+        ) from None
+    if not 0 <= value < 2**63:
+        raise LeagueError(f"{name}: out of range", status=422, field=name)
+    return value
+
+
+def _flag(request: Request, name: str) -> bool:
+    raw = request.query_params.get(name, "false").lower()
+    if raw not in ("true", "false", "1", "0"):
+        raise LeagueError(f"{name}: expected true or false, got {raw!r}", status=422, field=name)
+    return raw in ("true", "1")
+
+
+async def status(request: Request) -> Response:
+    return JSONResponse(await _league(request).status())
+
+
+async def leaderboard(request: Request) -> Response:
+    limit, offset = _page(request)
+    variant = request.path_params["variant"]
+    items = await _league(request).leaderboard(
+        variant, limit=limit, offset=offset, include_retired=_flag(request, "all")
+    )
+    return _paged(items, limit, offset, variant=variant)
+
+
+async def bots(request: Request) -> Response:
+    limit, offset = _page(request)
+    return _paged(await _league(request).bots(limit=limit, offset=offset), limit, offset)
+
+
+async def bot(request: Request) -> Response:
+    return JSONResponse(await _league(request).bot(request.path_params["name"]))
+
+
+async def version(request: Request) -> Response:
+    league = _league(request)
+    return JSONResponse(
+        await league.version(request.path_params["name"], _path_int(request, "number"))
+    )
+
+
+async def games(request: Request) -> Response:
+    limit, offset = _page(request)
+    q = request.query_params
+    outcome = q.get("result")
+    if outcome is not None and outcome not in OUTCOMES:
+        raise LeagueError(
+            f"result: expected one of {', '.join(OUTCOMES)}, got {outcome!r}",
+            status=422,
+            field="result",
+        )
+    items = await _league(request).games(
+        limit=limit, offset=offset, bot=q.get("bot"), variant=q.get("variant"), outcome=outcome
+    )
+    return _paged(items, limit, offset)
+
+
+async def game(request: Request) -> Response:
+    return JSONResponse(await _league(request).game(_path_int(request, "game_id")))
+
+
+async def record(request: Request) -> Response:
+    return JSONResponse(await _league(request).record(_path_int(request, "game_id")))
+
+
+async def logs(request: Request) -> Response:
+    league = _league(request)
+    user = await league.authenticate(request.headers.get("authorization"))
+    return JSONResponse(await league.logs(user, _path_int(request, "game_id")))
+
+
+async def queue(request: Request) -> Response:
+    limit, offset = _page(request)
+    data = await _league(request).queue(limit=limit, offset=offset)
+    return _paged(data["items"], limit, offset, counts=data["counts"])
+
+
+async def me(request: Request) -> Response:
+    user = await _league(request).authenticate(request.headers.get("authorization"))
+    return JSONResponse({"name": user.name, "admin": user.is_admin})
+
+
+async def disable_bot(request: Request) -> Response:
+    league = _league(request)
+    user = await league.authenticate(request.headers.get("authorization"))
+    await league.disable_bot(user, request.path_params["name"], not _flag(request, "enable"))
+    return JSONResponse({"ok": True})
+
+
+async def disable_user(request: Request) -> Response:
+    league = _league(request)
+    user = await league.authenticate(request.headers.get("authorization"))
+    await league.disable_user(user, request.path_params["name"], not _flag(request, "enable"))
+    return JSONResponse({"ok": True})
+
+
+def api_routes() -> list[Route]:
+    p = "/api/v1"
+    return [
+        Route(p, status),
+        Route(f"{p}/me", me),
+        Route(f"{p}/leaderboard/{{variant}}", leaderboard),
+        Route(f"{p}/bots", bots),
+        Route(f"{p}/bots/{{name}}", bot),
+        Route(f"{p}/bots/{{name}}/versions/{{number}}", version),
+        Route(f"{p}/bots/{{name}}/disable", disable_bot, methods=["POST"]),
+        Route(f"{p}/users/{{name}}/disable", disable_user, methods=["POST"]),
+        Route(f"{p}/games", games),
+        Route(f"{p}/games/{{game_id}}", game),
+        Route(f"{p}/games/{{game_id}}/record", record),
+        Route(f"{p}/games/{{game_id}}/logs", logs),
+        Route(f"{p}/queue", queue),
+    ]

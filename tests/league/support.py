@@ -1,0 +1,160 @@
+"""Helpers for the league tests: databases on both backends, leagues in temp dirs, servers.
+
+PostgreSQL: each test module gets a database of its own, uniquely named, created on the server
+that .ci/setup-system starts (or env ARENA_TEST_POSTGRES, an admin URL) and dropped afterwards,
+since other people's tests share that server. Where the server is unreachable the test skips
+locally and, in CI, fails (tests/conftest.py turns the skip into a failure).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import re
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import httpx
+import pytest
+import sqlalchemy as sa
+
+ROOT = Path(__file__).resolve().parents[2]
+BOTS = ROOT / "bots"
+ADMIN_URL = os.environ.get(
+    "ARENA_TEST_POSTGRES", "postgresql+psycopg://arena:arena@127.0.0.1:5432/arena"
+)
+BACKENDS = ["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)]
+
+
+@contextlib.contextmanager
+def postgres_database() -> Iterator[str]:
+    """A fresh, empty PostgreSQL database; its URL. Dropped (forcibly) on exit."""
+    name = f"arena_test_{uuid.uuid4().hex[:12]}"
+    admin = sa.create_engine(ADMIN_URL, isolation_level="AUTOCOMMIT")
+    try:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    except sa.exc.OperationalError as e:
+        admin.dispose()
+        pytest.skip(f"PostgreSQL not reachable at {ADMIN_URL}: {str(e).splitlines()[0]}")
+    url = sa.engine.make_url(ADMIN_URL).set(database=name).render_as_string(hide_password=False)
+    try:
+        yield url
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
+
+
+@contextlib.contextmanager
+def database_url(backend: str, tmp: Path) -> Iterator[str]:
+    if backend == "sqlite":
+        yield f"sqlite:///{tmp / 'league.sqlite'}"
+    else:
+        with postgres_database() as url:
+            yield url
+
+
+def arena(
+    *args: str, cwd: Path = ROOT, check: bool = True, **kw: Any
+) -> subprocess.CompletedProcess:
+    """Run `python -m arena ARGS` from this checkout."""
+    env = dict(os.environ, PYTHONPATH=str(ROOT))
+    proc = subprocess.run(
+        [sys.executable, "-m", "arena", *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
+        **kw,
+    )
+    if check and proc.returncode != 0:
+        raise AssertionError(f"arena {' '.join(args)} failed ({proc.returncode}):\n{proc.stderr}")
+    return proc
+
+
+def make_league(directory: Path, database: str, **settings: str) -> Path:
+    """`arena league init` with the database URL, then settings overridden line by line."""
+    arena("league", "init", str(directory), "--database", database)
+    path = directory / "league.toml"
+    text = path.read_text()
+    for key, value in settings.items():
+        text, n = re.subn(rf"(?m)^{key} = .*$", f"{key} = {value}", text)
+        assert n == 1, key
+    path.write_text(text)
+    return directory
+
+
+class Server:
+    """A real `arena league serve` process on a free loopback port."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        self.stderr = open(directory / "serve.err", "ab")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "arena",
+                "league",
+                "serve",
+                str(directory),
+                "--listen",
+                "127.0.0.1:0",
+            ],
+            cwd=ROOT,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=self.stderr,
+            text=True,
+        )
+        assert self.proc.stdout is not None
+        line = self.proc.stdout.readline()
+        m = re.search(r"on (http://\S+)", line)
+        if not m:
+            self.kill()
+            raise AssertionError(f"server did not start: {line!r}\n{self.log()}")
+        self.url = m.group(1)
+        self.client = httpx.Client(base_url=self.url, timeout=30)
+
+    def log(self) -> str:
+        return (self.directory / "serve.err").read_text(errors="replace")
+
+    def get(self, path: str, **kw: Any) -> httpx.Response:
+        return self.client.get(path, **kw)
+
+    def wait_for(self, predicate, timeout: float = 90.0, what: str = "condition") -> Any:
+        """Poll the API until `predicate()` is truthy (the server does the work; no sleep
+        stands in for synchronisation: the loop only bounds the waiting)."""
+        deadline = time.monotonic() + timeout
+        while True:
+            value = predicate()
+            if value:
+                return value
+            if self.proc.poll() is not None:
+                raise AssertionError(f"server exited while waiting for {what}:\n{self.log()}")
+            if time.monotonic() > deadline:
+                raise AssertionError(f"timed out waiting for {what}:\n{self.log()[-3000:]}")
+            time.sleep(0.2)
+
+    def stop(self, sig: int = signal.SIGTERM) -> int:
+        self.client.close()
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout=60)
+        finally:
+            self.stderr.close()
+            if self.proc.stdout:
+                self.proc.stdout.close()
+
+    def kill(self) -> int:
+        return self.stop(signal.SIGKILL)
