@@ -16,7 +16,14 @@ referee's overhead per turn (round trip minus the bot's share), the referee's CP
 (CPU time of this process per turn, start-up excluded) and the ratio round trip / raw ping-pong.
 Targets (issue): overhead <= 100 us median per turn; round trip <= 3x the raw ping-pong.
 
+4. (first, issue 13) all on one CPU: the referee with the instant C bot (benchmarks/
+   instant_bot.c, JSON Lines) on both sides, Wrigglers 19x19 with legal lists on, against the
+   raw pipe round trip of two C processes (one byte each way) measured in the same rounds.
+   Cost per turn = the game's wall time from the first turn's completion to the last one's,
+   divided by the turns in between. Target: <= 30x the raw pipe round trip.
+
     python benchmarks/referee.py [--turns 3000] [--rounds 5] [--games papagra,wrigglers]
+                                 [--c-rounds 5] [--only-c]
 """
 
 from __future__ import annotations
@@ -26,12 +33,15 @@ import itertools
 import os
 import select
 import statistics
+import subprocess
 import sys
 import time
 from pathlib import Path
 from typing import Any
 
 import trio
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))  # this checkout's arena
 
 import arena.games as games_registry
 from arena.games.base import Game, OptionSpec, Result, State, parse_int
@@ -208,11 +218,81 @@ async def refereed(game: str, options: dict[str, Any], legal: bool) -> dict[str,
     }
 
 
+def build_instant_c() -> Path:
+    """Compile benchmarks/instant_bot.c (when missing or older than its source)."""
+    exe = HERE / "instant_bot"
+    src = HERE / "instant_bot.c"
+    if not exe.exists() or exe.stat().st_mtime < src.stat().st_mtime:
+        subprocess.run(["cc", "-O2", "-o", str(exe), str(src)], check=True)
+    return exe
+
+
+def raw_pipe_c(exe: Path, n: int = 20000) -> float:
+    """Median round trip (seconds) of one byte between two C processes over two pipes."""
+    out = subprocess.run([str(exe), "pingpong", str(n)], check=True, capture_output=True)
+    return int(out.stdout) * 1e-9
+
+
+async def instant_c_game(exe: Path, options: dict[str, Any]) -> tuple[float, float, int, str]:
+    """Seconds per turn of one refereed game between two instant C bots, start-up excluded
+    (first completed turn to last), the referee's CPU seconds per turn over the same span, its
+    number of turns and its reason."""
+    cpu: list[float] = []
+    bots = (bot_from_command(f"json:{exe}"), bot_from_command(f"json:{exe}"))
+    config = MatchConfig(
+        game="wrigglers",
+        options=options,
+        bots=bots,
+        time_control=TimeControl(startup=20.0, base=1000.0),
+    )
+    record = await play_match(config, lambda event: cpu.append(time.process_time()))
+    ts = [t["t"] for t in record.turns]
+    n = len(ts) - 1
+    return (ts[-1] - ts[0]) / n, (cpu[-1] - cpu[0]) / n, n + 1, record.result["reason"]
+
+
+async def instant_c_section(rounds: int) -> None:
+    """Issue 13, target 1: one CPU, instant C bots, Wrigglers 19x19 with legal lists."""
+    exe = build_instant_c()
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})  # the bots inherit it
+    options = {"size": "19", "max_turns": "400"}
+    raws: list[float] = []
+    turns_cost: list[float] = []
+    cpus: list[float] = []
+    ratios: list[float] = []
+    for i in range(rounds):
+        raw = raw_pipe_c(exe)
+        per_turn, cpu, n, reason = await instant_c_game(exe, options)
+        raws.append(raw)
+        turns_cost.append(per_turn)
+        cpus.append(cpu)
+        ratios.append(per_turn / raw)
+        print(
+            f"  round {i + 1}: raw pipe {us(raw)}, referee per turn {us(per_turn)} "
+            f"({n} turns, {reason}), ratio {ratios[-1]:.1f}x, referee CPU/turn {us(cpu)}",
+            flush=True,
+        )
+    med = statistics.median
+    print(
+        f"one CPU, instant C bots (JSON Lines), wrigglers 19x19 with legal lists, "
+        f"{rounds} interleaved rounds:"
+    )
+    print(f"  raw pipe round trip (C, one byte)         median {us(med(raws))}")
+    print(f"  referee cost per turn                     median {us(med(turns_cost))}")
+    print(f"  of which the referee's own CPU time       median {us(med(cpus))}")
+    print(f"  ratio (median of rounds)                  {med(ratios):.1f}x  (target <= 30x)")
+    os.sched_setaffinity(0, range(os.cpu_count() or 1))
+
+
 def us(x: float) -> str:
     return f"{x * 1e6:7.1f} us"
 
 
-async def main(turns: int, rounds: int, real_games: list[str]) -> None:
+async def main(turns: int, rounds: int, real_games: list[str], c_rounds: int) -> None:
+    if c_rounds:
+        await instant_c_section(c_rounds)
+        if turns <= 0:
+            return
     # register the null game for this process only
     games_registry._VARIANTS["null"] = f"{__name__}:NullGame"
 
@@ -275,6 +355,8 @@ if __name__ == "__main__":
     parser.add_argument("--turns", type=int, default=3000, help="total, over all rounds")
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--games", default="papagra,wrigglers,stripes,quadraphages,hexaphage")
+    parser.add_argument("--c-rounds", type=int, default=5, help="instant C rounds (0: none)")
+    parser.add_argument("--only-c", action="store_true", help="only the instant C section")
     args = parser.parse_args()
     games = [g for g in args.games.split(",") if g]
-    trio.run(main, args.turns, args.rounds, games)
+    trio.run(main, 0 if args.only_c else args.turns, args.rounds, games, args.c_rounds)

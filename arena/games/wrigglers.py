@@ -8,7 +8,9 @@ removes on two of their turns in a row.
 
 The engine keeps, per colour, how many own stones touch each point. That single array answers
 both legality questions in O(1), so `apply` never scans the board except to verify a pass, and
-scores (a flood fill) are computed only when asked for and cached until the mover's stones change.
+chains and scores (a flood fill) are computed only when asked for and cached until that colour's
+stones change: describe() asks for both colours' chains every turn, and the flood fill over a
+19x19 board was most of the referee's time per turn.
 """
 
 from __future__ import annotations
@@ -156,7 +158,8 @@ class WrigglersState(State):
         self._last_action: str | None = None  # the previous turn's action, for pass-pass
         self._removed_last = [False, False]  # per seat: was their own last turn a removal
         self._result: Result | None = None
-        self._score_cache: list[int | None] = [None, None]
+        #: per seat, its chain sizes (largest first) until its stones change
+        self._score_cache: list[list[int] | None] = [None, None]
 
     # --- board updates -----------------------------------------------------------------
     def _place(self, cell: int, seat: int) -> None:
@@ -327,7 +330,11 @@ class WrigglersState(State):
 
     def chains(self, seat: int) -> list[int]:
         """The scoring chain sizes of `seat`, largest first (bots and describe use this)."""
-        return chain_sizes(self._board, self._nb[seat], seat, self.grid)
+        sizes = self._score_cache[seat]
+        if sizes is None:
+            sizes = chain_sizes(self._board, self._nb[seat], seat, self.grid)
+            self._score_cache[seat] = sizes
+        return sizes[:]
 
     def board(self) -> list[int]:
         """The points' contents by cell index (0 empty, seat + 1 a stone): a read-only view
@@ -339,11 +346,10 @@ class WrigglersState(State):
         return self._nb[seat]
 
     def _score(self, seat: int) -> int:
-        s = self._score_cache[seat]
-        if s is None:
-            s = score_of(self.chains(seat))
-            self._score_cache[seat] = s
-        return s
+        sizes = self._score_cache[seat]
+        if sizes is None:
+            sizes = self.chains(seat)
+        return score_of(sizes)
 
     def scores(self) -> tuple[int, int]:
         return (self._score(0), self._score(1))
