@@ -31,7 +31,7 @@ from arena.referee import (
 )
 from arena.referee.bots import BuildError
 from arena.referee.check import CHECK_MAX_TURNS, CHECK_OPPONENT, check_problem, handshake_failed
-from arena.sandbox import ISOLATION_MODES, SandboxFault
+from arena.sandbox import ISOLATION_MODES, Limits, LimitsError, SandboxFault
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -70,6 +70,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     show.add_argument("--quiet", "-q", action="store_true", help="print only the result")
     p.add_argument("--isolation", choices=ISOLATION_MODES, help="override the bots' isolation mode")
+    _limit_option(p)
     p.set_defaults(func=cmd_match)
 
     p = sub.add_parser(
@@ -118,6 +119,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         help=f"turn limit per game (default {CHECK_MAX_TURNS})",
     )
     _time_options(p, default_tc="20+1", default_startup=10.0)
+    _limit_option(p)
     p.set_defaults(func=cmd_check)
 
 
@@ -170,6 +172,32 @@ def _write_pictures(record: GameRecord, args: argparse.Namespace) -> list[Path]:
     return written
 
 
+def _limit_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--limit",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="the most any bot may have (repeatable): memory_mb, cpu_seconds, processes, "
+        "file_size_mb, open_files, network, stderr_bytes, tmpfs_mb; a manifest can only "
+        "ask for less (default: the built-in limits, no network)",
+    )
+
+
+def operator_limits(items: list[str]) -> Limits:
+    """The ceiling from the --limit flags, over the built-in defaults."""
+    table: dict[str, str] = {}
+    for item in items:
+        key, eq, value = item.partition("=")
+        if not eq or not key.strip():
+            raise ArenaError(f"--limit {item!r}: expected KEY=VALUE")
+        table[key.strip()] = value.strip()
+    try:
+        return Limits().with_values(table, "--limit", text=True)
+    except LimitsError as e:
+        raise ArenaError(str(e)) from None
+
+
 def _time_options(
     p: argparse.ArgumentParser, default_tc: str | None = None, default_startup: float = 10.0
 ) -> None:
@@ -218,6 +246,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     if args.record:
         check_writable(args.record, "--record")
     _check_picture_paths(args)
+    limits = operator_limits(args.limit)
     bots = (load_bot(args.bot_a), load_bot(args.bot_b))
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
     config = MatchConfig(
@@ -227,6 +256,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         time_control=_time_control(args),
         seed=seed,
         isolation=args.isolation,
+        limits=limits,
     )
     show = not (args.quiet or args.json)
     colours = game_class(args.game).colours
@@ -439,6 +469,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 # --- arena check --------------------------------------------------------------------------------
 def cmd_check(args: argparse.Namespace) -> int:
+    limits = operator_limits(args.limit)
     bot = load_bot(args.bot)
     opponent = load_bot(args.opponent)
     tc = _time_control(args)
@@ -464,6 +495,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                 bots=bots,
                 time_control=tc,
                 seed=seat,
+                limits=limits,
             )
             record = _run(config)
             ready = record.ready[seat]

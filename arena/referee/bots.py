@@ -23,12 +23,12 @@ import shutil
 import subprocess
 import sys
 import tomllib
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
-from arena.sandbox import ISOLATION_MODES, LaunchSpec, Limits
+from arena.sandbox import ISOLATION_MODES, LaunchSpec, Limits, LimitsError
 from protocol.framing import ENCODINGS
 
 MANIFEST_NAME = "bot.toml"
@@ -71,7 +71,9 @@ class BotSpec:
     author: str = ""
     isolation: str = "process"
     image: str | None = None
-    limits: Limits = field(default_factory=Limits)
+    #: what the bot asks for (`Limits.requested`): the referee caps it by the operator's
+    #: limits, so a manifest can only lower them
+    limits: Limits = field(default_factory=Limits.requested)
     source: str = ""
     build: tuple[str, ...] | None = None
     env: tuple[tuple[str, str], ...] = ()
@@ -84,10 +86,11 @@ class BotSpec:
         *,
         isolation: str | None = None,
         cpu_affinity: tuple[int, ...] | None = None,
-        limits: Limits | None = None,
+        ceiling: Limits | None = None,
     ) -> LaunchSpec:
-        """The sandbox's view of this bot. The environment is scrubbed: only the manifest's
-        own `env` on top of the launcher's minimal PATH/HOME/LANG."""
+        """The sandbox's view of this bot, its limits capped by the operator's `ceiling`
+        (default: the built-in one). The environment is scrubbed: only the manifest's own
+        `env` on top of the launcher's minimal PATH/HOME/LANG."""
         env = dict(self.env)
         mode = isolation or self.isolation
         return LaunchSpec(
@@ -97,7 +100,7 @@ class BotSpec:
             workdir=self.workdir if self.manifest is not None else None,
             image=self.image,
             env=env,
-            limits=limits or self.limits,
+            limits=self.limits.capped_by(ceiling or Limits()),
             cpu_affinity=cpu_affinity,
         )
 
@@ -283,6 +286,8 @@ def bot_from_command(source: str) -> BotSpec:
         workdir=cwd,
         encoding=encoding,
         source=source,
+        # written by the operator, not a bot author: it gets the operator's limits as they are
+        limits=Limits.requested(network=True),
     )
 
 
@@ -378,14 +383,8 @@ def load_manifest(path: Path, source: str | None = None) -> BotSpec:
 
 
 def _limits(where: str, table: Any) -> Limits:
-    if not isinstance(table, dict):
-        raise BotError(f"{where}: limits must be a table")
-    valid = {f.name: f for f in fields(Limits)}
-    for key, value in table.items():
-        if key not in valid:
-            raise BotError(f"{where}: unknown key limits.{key} (valid keys: {', '.join(valid)})")
-        default = valid[key].default
-        want = type(default) if default is not None else int
-        if isinstance(value, bool) != (want is bool) or not isinstance(value, want):
-            raise BotError(f"{where}: limits.{key} must be {want.__name__}, got {value!r}")
-    return Limits(**table)
+    """The manifest's request; the operator's limits cap it when the bot is started."""
+    try:
+        return Limits.requested().with_values(table)
+    except LimitsError as e:
+        raise BotError(f"{where}: {e}") from None

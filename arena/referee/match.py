@@ -30,7 +30,7 @@ from arena.referee.channel import STDERR_SEPARATOR, BotChannel, stderr_lines
 from arena.referee.clock import Clocks, TimeControl
 from arena.referee.record import FORFEIT_REASONS, GameRecord, now_iso
 from arena.referee.seat import BotFailure, Seat, SeatSpec
-from arena.sandbox import BotProcess, LaunchError, SandboxFault, launcher_for
+from arena.sandbox import BotProcess, LaunchError, Limits, SandboxFault, launcher_for
 from protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from protocol.messages import PROTOCOL_VERSION, SEED_MAX
 
@@ -56,6 +56,8 @@ class MatchConfig:
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
     cpu_affinity: tuple[tuple[int, ...] | None, tuple[int, ...] | None] = (None, None)
     isolation: str | None = None  # overrides the bots' own isolation when set
+    #: the operator's limits: the most any bot gets, whatever its manifest asks for
+    limits: Limits = field(default_factory=Limits)
     #: seconds a bot has to exit after `end` before it is killed
     end_grace: float = 1.0
     #: a seat's own time control instead of `time_control` (time odds), None: the common one
@@ -355,11 +357,11 @@ class _Referee:
             # hashed after the build, so that the record names the binary that actually ran
             self.record.bots[seat]["hash"] = spec.executable_hash()
         isolation = config.isolation or spec.isolation
-        limits = spec.limits
-        if limits.cpu_seconds is None:
-            limits = replace(limits, cpu_seconds=self.tcs[seat].cpu_budget())
+        ceiling = config.limits
+        if ceiling.cpu_seconds is None:
+            ceiling = replace(ceiling, cpu_seconds=self.tcs[seat].cpu_budget())
         launch = spec.launch_spec(
-            isolation=isolation, cpu_affinity=config.cpu_affinity[seat], limits=limits
+            isolation=isolation, cpu_affinity=config.cpu_affinity[seat], ceiling=ceiling
         )
         try:
             launcher = launcher_for(isolation)

@@ -8,9 +8,9 @@ from arena.sandbox.base import (
     Launcher,
     LaunchError,
     LaunchSpec,
-    Limits,
     SandboxFault,
 )
+from arena.sandbox.limits import Limits, LimitsError
 
 ISOLATION_MODES = ("process", "docker")
 
@@ -36,6 +36,7 @@ __all__ = [
     "LaunchSpec",
     "Launcher",
     "Limits",
+    "LimitsError",
     "SandboxFault",
     "launcher_for",
 ]

@@ -14,24 +14,7 @@ from pathlib import Path
 
 import trio
 
-
-@dataclass(frozen=True)
-class Limits:
-    """Resource limits for one bot; defaults suit a local tournament on a small machine.
-
-    `cpu_seconds` None means: derived by the referee from the time control (total budget plus
-    a safety factor), so a busy-looping bot is killed by the kernel even if the referee's own
-    deadline handling were to fail.
-    """
-
-    memory_mb: int = 1024
-    cpu_seconds: int | None = None
-    processes: int = 64
-    file_size_mb: int = 16
-    open_files: int = 256
-    network: bool = False
-    stderr_bytes: int = 64 * 1024
-    tmpfs_mb: int = 64  # docker mode: size of the writable /tmp
+from arena.sandbox.limits import Limits
 
 
 @dataclass(frozen=True)

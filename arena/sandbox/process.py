@@ -778,8 +778,19 @@ def _rlimits(
         # per uid, so only meaningful (and harmless to others) with a uid of the bot's own
         todo.append((resource.RLIMIT_NPROC, limits.processes))
     return tuple(
-        (res, value if isinstance(value, tuple) else (value, value)) for res, value in todo
+        (res, _within_own_limit(res, value if isinstance(value, tuple) else (value, value)))
+        for res, value in todo
     )
+
+
+def _within_own_limit(res: int, pair: tuple[int, int]) -> tuple[int, int]:
+    """An rlimit the child can take: without CAP_SYS_RESOURCE (which even root lacks in
+    most containers) no process may raise its hard limit above its parent's, so a larger one
+    would make every start fail; the arena's own hard limit is then the bot's too."""
+    _, hard = resource.getrlimit(res)
+    if hard == resource.RLIM_INFINITY:
+        return pair
+    return (min(pair[0], hard), min(pair[1], hard))
 
 
 @functools.cache

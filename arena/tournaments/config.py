@@ -10,6 +10,7 @@ config works the same whatever directory `arena tournament run` is started from.
 
 from __future__ import annotations
 
+import dataclasses
 import hashlib
 import json
 import math
@@ -22,6 +23,7 @@ from typing import Any
 
 from arena.errors import ArenaError
 from arena.referee.clock import TimeControl, TimeControlError
+from arena.sandbox import Limits, LimitsError
 from arena.tournaments.sprt import SprtError, SprtParams
 from protocol.messages import SEED_MAX
 
@@ -43,6 +45,7 @@ _TOP_KEYS = (
     "openings",
     "format",
     "sprt",
+    "limits",
 )
 _BOT_KEYS = ("path", "command", "name", "challenger", "time_control", "args", "env", "options")
 _SPRT_KEYS = ("elo0", "elo1", "alpha", "beta", "model")
@@ -120,6 +123,8 @@ class TournamentConfig:
     isolation: str | None = None
     max_attempts: int = 3
     opening_turns: int = 2
+    #: the most any bot gets (`[limits]`); a manifest can only ask for less
+    limits: Limits = field(default_factory=Limits)
     path: Path | None = None
     format: str = "round-robin"
     sprt: SprtParams | None = None
@@ -176,6 +181,7 @@ class TournamentConfig:
             "opening_turns": self.opening_turns,
             "format": self.format,
             "sprt": self.sprt.to_dict() if self.sprt else None,
+            "limits": dataclasses.asdict(self.limits),
         }
 
 
@@ -446,6 +452,10 @@ def config_from_dict(
         opening_turns = c.integer("openings.turns", o.get("turns", 2), lo=0)
     bots = _bots(c, data.get("bots"), base_dir)
     fmt = _format(c, data.get("format", "round-robin"), bots)
+    try:
+        limits = Limits().with_values(data.get("limits", {}))
+    except LimitsError as e:
+        raise c.fail(e.key, e.problem) from None
     return TournamentConfig(
         name=name,
         bots=bots,
@@ -459,6 +469,7 @@ def config_from_dict(
         isolation=isolation,
         max_attempts=max_attempts,
         opening_turns=opening_turns,
+        limits=limits,
         path=path,
         format=fmt,
         sprt=_sprt(c, data.get("sprt"), fmt, bots),

@@ -17,6 +17,7 @@ steal each other's CPU. A worker that dies voids its game, which is played again
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import json
 import os
 import signal
@@ -270,6 +271,7 @@ class _Run:
                 t.to_dict() if (t := self.config.bots[i].time_control) else None for i in sg.bots
             ],
             "bot_options": [dict(self.config.bots[i].options) or None for i in sg.bots],
+            "limits": dataclasses.asdict(self.config.limits),
         }
 
     async def play(self, sg: ScheduledGame, slot: _Slot) -> None:

@@ -89,6 +89,7 @@ def load_specs(bots: list[dict[str, Any]]) -> list[Any]:
 
 def match_config(specs: list[Any], m: dict[str, Any]) -> Any:
     from arena.referee import MatchConfig, TimeControl
+    from arena.sandbox import Limits
 
     return MatchConfig(
         game=m["game"],
@@ -105,6 +106,7 @@ def match_config(specs: list[Any], m: dict[str, Any]) -> Any:
             for t in m.get("seat_time_controls", (None, None))
         ),
         bot_options=tuple(m.get("bot_options", (None, None))),  # type: ignore[arg-type]
+        limits=Limits(**m["limits"]),
     )
 
 

@@ -8,9 +8,11 @@ import time
 from pathlib import Path
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from arena.referee import BotError, BuildError, load_bot
-from arena.sandbox import Limits
+from arena.sandbox import Limits, LimitsError
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -74,9 +76,10 @@ network = false
     bot = load_bot(tmp_path)
     assert bot.workdir == (tmp_path / "sub").resolve()
     assert bot.isolation == "docker" and bot.image == "arena/full"
-    assert bot.limits == Limits(memory_mb=256)
+    assert bot.limits == Limits.requested(memory_mb=256)
     spec = bot.launch_spec(isolation="process", cpu_affinity=(1,))
     assert spec.isolation == "process" and spec.cpu_affinity == (1,)
+    assert spec.limits == Limits(memory_mb=256)  # the rest at the built-in ceiling
     assert spec.env == {"DEPTH": "3"}
 
 
@@ -91,8 +94,16 @@ network = false
         ('name = "a"\ncommand = "x"\ncomand = "y"\n', "unknown key 'comand'"),
         ('name = "a"\ncommand = "x"\nisolation = "vm"\n', "isolation must be one of"),
         ('name = "a"\ncommand = "x"\nisolation = "docker"\n', "needs an image"),
-        ('name = "a"\ncommand = "x"\n[limits]\nmemory = 1\n', "unknown key limits.memory"),
-        ('name = "a"\ncommand = "x"\n[limits]\nmemory_mb = "1"\n', "limits.memory_mb must be int"),
+        ('name = "a"\ncommand = "x"\n[limits]\nmemory = 1\n', "limits.memory is not a limit"),
+        ('name = "a"\ncommand = "x"\n[limits]\nmemory_mb = "1"\n', "memory_mb must be an int"),
+        ('name = "a"\ncommand = "x"\n[limits]\nmemory_mb = -5\n', "memory_mb must be from 1"),
+        ('name = "a"\ncommand = "x"\n[limits]\nprocesses = 0\n', "limits.processes must be from 1"),
+        ('name = "a"\ncommand = "x"\n[limits]\nopen_files = -1\n', "limits.open_files must be"),
+        ('name = "a"\ncommand = "x"\n[limits]\nmemory_mb = 1e9\n', "memory_mb must be an int"),
+        ('name = "a"\ncommand = "x"\n[limits]\ntmpfs_mb = 99999999\n', "limits.tmpfs_mb must be"),
+        ('name = "a"\ncommand = "x"\n[limits]\nnetwork = "yes"\n', "network must be true or false"),
+        ('name = "a"\ncommand = "x"\n[limits]\nnetwork = 1\n', "network must be true or false"),
+        ('name = "a"\ncommand = "x"\nlimits = 5\n', "limits must be a table"),
         ('name = "a"\ncommand = "x"\nworkdir = "nope"\n', "is not a directory"),
         ('name = "a"\ncommand = "x"\n[env]\nA = 1\n', "env must be a table of strings"),
         ("name = \n", "invalid TOML"),
@@ -162,3 +173,75 @@ def test_bundled_bots_load():
         bot = load_bot(ROOT / "bots" / name)
         assert bot.name == name
     assert load_bot(ROOT / "bots" / "random-c").build is not None
+
+
+def test_a_manifest_can_only_lower_the_operators_limits(tmp_path):
+    """The manifest asks, the operator's ceiling decides: a request above it gets the
+    ceiling, below it gets the request, unasked limits get the ceiling, and network only
+    where both want it."""
+    write(
+        tmp_path / "bot.toml",
+        'name = "greedy"\ncommand = "x"\n[limits]\n'
+        "memory_mb = 900000\nprocesses = 8\nnetwork = true\n",
+    )
+    bot = load_bot(tmp_path)
+    default = bot.launch_spec().limits
+    assert (default.memory_mb, default.processes, default.network) == (1024, 8, False)
+    assert default.open_files == Limits().open_files
+    generous = Limits(memory_mb=4096, open_files=1000, network=True)
+    got = bot.launch_spec(ceiling=generous).limits
+    assert (got.memory_mb, got.processes, got.open_files, got.network) == (4096, 8, 1000, True)
+    # a bot without a manifest asks nothing: it gets exactly the ceiling
+    assert load_bot("sh -c true").launch_spec(ceiling=generous).limits == generous
+
+
+@given(
+    ask=st.fixed_dictionaries(
+        {},
+        optional={
+            "memory_mb": st.integers(1, 1 << 20),
+            "cpu_seconds": st.integers(1, 1 << 20),
+            "processes": st.integers(1, 1 << 15),
+            "open_files": st.integers(1, 1 << 20),
+            "network": st.booleans(),
+        },
+    ),
+    cap=st.fixed_dictionaries(
+        {},
+        optional={
+            "memory_mb": st.integers(1, 1 << 20),
+            "cpu_seconds": st.integers(1, 1 << 20),
+            "processes": st.integers(1, 1 << 15),
+            "open_files": st.integers(1, 1 << 20),
+            "network": st.booleans(),
+        },
+    ),
+)
+def test_capped_limits_never_exceed_the_ceiling_nor_the_request(ask, cap):
+    request, ceiling = Limits.requested(**ask), Limits(**cap)
+    got = request.capped_by(ceiling)
+    for key in ("memory_mb", "processes", "open_files", "file_size_mb", "tmpfs_mb"):
+        value = getattr(got, key)
+        assert value == min(getattr(request, key), getattr(ceiling, key))
+    assert got.network == (ask.get("network", False) and cap.get("network", False))
+    if "cpu_seconds" in cap:
+        assert got.cpu_seconds <= cap["cpu_seconds"]
+    assert got.capped_by(ceiling) == got  # capping twice changes nothing
+
+
+@pytest.mark.parametrize(
+    ("table", "error"),
+    [
+        ({"memory_mb": "lots"}, "--limit memory_mb must be an integer from 1 to 1048576"),
+        ({"open_files": "0"}, "--limit open_files must be from 1 to 1048576, got 0"),
+        ({"network": "maybe"}, "--limit network must be true or false"),
+        ({"speed": "1"}, "--limit speed is not a limit"),
+    ],
+)
+def test_limit_values_from_a_command_line(table, error):
+    assert Limits().with_values({"memory_mb": "64", "network": "true"}, "--limit", text=True) == (
+        Limits(memory_mb=64, network=True)
+    )
+    with pytest.raises(LimitsError) as err:
+        Limits().with_values(table, "--limit", text=True)
+    assert str(err.value).startswith(error), err.value

@@ -113,6 +113,17 @@ async def test_memory_hog_loses_by_memory_limit():
     assert res["winner"] == 1 and res["forfeit"]
 
 
+async def test_the_operators_limit_caps_what_a_manifest_asks_for():
+    """A bot asking for a terabyte still gets the operator's 128 MB (the arena once ran a
+    bot with a negative memory_mb with no memory limit at all)."""
+    greedy = replace(tbot("hog", fail_turn=2), limits=Limits.requested(memory_mb=1 << 20))
+    cfg = replace(config("stripes", greedy, tbot("good")), limits=Limits(memory_mb=128))
+    record = await play_match(cfg)
+    res = record.result
+    assert res["reason"] in ("memory_limit", "crash"), res
+    assert res["winner"] == 1 and res["forfeit"]
+
+
 async def test_crash_detail_has_exit_status_and_stderr_tail():
     record = await play_match(config("stripes", tbot("crash"), tbot("good")))
     failure = record.result["failure"]

@@ -17,6 +17,7 @@ import trio
 
 from arena.sandbox import LaunchSpec, Limits
 from arena.sandbox.cgroups import BotCgroup, CgroupSystem, sweep_stale
+from arena.sandbox.limits import BOUNDS
 from arena.sandbox.process import (
     Capabilities,
     ProcessBot,
@@ -148,6 +149,24 @@ async def test_memory_limit_is_detected():
                 info = await bot.wait()
     assert info.memory_exceeded, (info, bot.stderr_tail())
     assert info.describe() == "killed: memory limit exceeded"
+
+
+async def test_the_largest_open_files_limit_starts():
+    """open_files at its bound starts a bot: the rlimit is lowered to what this process may
+    give (its own hard limit) instead of failing every start with "not allowed to raise
+    maximum limit" (root without CAP_SYS_RESOURCE, as in most containers, cannot either)."""
+    import resource
+
+    top = BOUNDS["open_files"][1]
+    spec = LaunchSpec("many", ("sh", "-c", "ulimit -n"), limits=Limits(open_files=top))
+    async with trio.open_nursery() as nursery:
+        bot = await ProcessLauncher().start(spec, nursery)
+        async with bot:
+            out = b""
+            while chunk := await bot.stdout.receive_some(4096):
+                out += chunk
+    own = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
+    assert int(out.decode()) == min(top, own)
 
 
 async def test_rlimits_apply_to_the_bot():

@@ -85,6 +85,16 @@ def test_time_control_string_and_cli_concurrency(tmp_path: Path) -> None:
     assert cfg.concurrency == 1
 
 
+def test_limits_table_is_the_ceiling_for_every_bot(tmp_path: Path) -> None:
+    from arena.sandbox import Limits
+
+    text = two_bots_toml() + "[limits]\nmemory_mb = 2048\nnetwork = true\n"
+    cfg = load_config(write_config(tmp_path, text))
+    assert cfg.limits == Limits(memory_mb=2048, network=True)
+    assert cfg.to_dict()["limits"]["memory_mb"] == 2048
+    assert load_config(write_config(tmp_path, two_bots_toml(), "d.toml")).limits == Limits()
+
+
 def test_concurrency_zero_means_every_core_in_the_file_and_from_the_flag(tmp_path: Path) -> None:
     path = write_config(tmp_path, two_bots_toml() + "concurrency = 0\n")
     cores = os.cpu_count() or 1
@@ -135,6 +145,11 @@ BAD = [
     ("max_attempts = 0", "'max_attempts'", "at least 1"),
     ("openings = { turns = -1 }", "'openings.turns'", "at least 0"),
     ("openings = 3", "'openings'", "expected a table"),
+    ("limits = { memory_mb = -5 }", "'limits.memory_mb'", "must be from 1 to 1048576, got -5"),
+    ("limits = { processes = 0 }", "'limits.processes'", "must be from 1"),
+    ('limits = { network = "yes" }', "'limits.network'", "true or false"),
+    ("limits = { speed = 1 }", "'limits.speed'", "is not a limit"),
+    ("limits = 3", "'limits'", "must be a table"),
 ]
 
 
