@@ -69,6 +69,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     _league_dir(ba)
     ba.set_defaults(func=cmd_bot_add)
 
+    try:  # the client side, `arena league submit` (arena/league/client.py)
+        from arena.league.client import register_submit
+    except ModuleNotFoundError as e:
+        if e.name != "arena.league.client":
+            raise
+    else:
+        register_submit(lsub)
+
 
 def _league_dir(p: argparse.ArgumentParser) -> None:
     p.add_argument(
@@ -153,10 +161,19 @@ def cmd_migrate(args: argparse.Namespace) -> int:
 def cmd_serve(args: argparse.Namespace) -> int:
     import trio
 
+    from arena.league.confinement import confinement_problem
     from arena.league.server import serve
     from arena.league.settings import ConfigError, load_settings
 
     settings = load_settings(args.dir)
+    problem = confinement_problem(settings.isolation)
+    if problem and not args.unsafe:
+        raise ConfigError(
+            f"{problem}; refusing to run strangers' bots unconfined "
+            "(pass --unsafe to serve anyway, on a machine you can lose)"
+        )
+    if problem:
+        print(f"arena league: WARNING: --unsafe: {problem}", file=sys.stderr)
     if args.listen:
         host, sep, port = args.listen.rpartition(":")
         if not sep or not host or not port.isdigit():

@@ -70,6 +70,7 @@ async def serve(
                 )
                 await nursery.start(executor.run, scheduler)
                 nursery.start_soon(_refit_official, league)
+                nursery.start_soon(league.run_validations)
                 if on_ready is not None:
                     on_ready(binds)
                 if handle_signals:

@@ -17,6 +17,7 @@ import dataclasses
 import json
 import secrets
 import shutil
+import sys
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -31,6 +32,9 @@ from arena.league.settings import LeagueSettings
 from arena.referee.record import now_iso
 
 T = TypeVar("T")
+
+#: seconds before versions whose validation the platform voided are tried again
+VALIDATION_RETRY = 30.0
 
 #: bot and user names: what fits in a URL path segment and a leaderboard cell
 NAME_CHARS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_.")
@@ -74,6 +78,7 @@ class League:
         self.variants = [g.label for g in settings.games]
         #: called after a version becomes active (the scheduler wakes up)
         self.on_activated: Callable[[], None] = lambda: None
+        self._validate_wake = trio.Event()
 
     # --- plumbing -----------------------------------------------------------------------------
 
@@ -287,14 +292,22 @@ class League:
             )
 
     def register_version(
-        self, user: store.User, bot_name: str, bot_dir: Path, archive_sha256: str, spec: Any
+        self,
+        user: store.User,
+        bot_name: str,
+        bot_dir: Path,
+        archive_sha256: str,
+        spec: Any,
+        *,
+        rate_limited: bool = True,
     ) -> store.Version:
         """Record a new version (validating) and move its unpacked directory into place."""
         check_name(bot_name, "bot name", "name")
 
         def run(conn: Any) -> store.Version:
             self.check_submitter(conn, user, bot_name)
-            self.check_rate(conn, user)
+            if rate_limited:
+                self.check_rate(conn, user)
             return store.add_version(
                 conn,
                 owner_id=user.id,
@@ -312,6 +325,83 @@ class League:
         shutil.move(str(bot_dir), final)
         self.write_sync(store.set_version_path, v.id, str(final))
         return dataclasses.replace(v, path=str(final))
+
+    def archive_caps(self) -> Any:
+        from arena.league.archives import ArchiveCaps
+
+        sub = self.settings.submissions
+        return ArchiveCaps(
+            max_bytes=sub.max_archive_mb << 20,
+            max_members=sub.max_members,
+            max_unpacked_bytes=sub.max_unpacked_mb << 20,
+        )
+
+    async def submit(self, user: store.User, data: bytes) -> dict[str, Any]:
+        """A submitted archive becomes a new version, validating; validation runs in the
+        background (`run_validations`) and the answer says where to follow it."""
+        await self.read(self.check_rate, user)
+        v = await trio.to_thread.run_sync(self._submit_sync, user, data)
+        self.on_submitted()
+        return {
+            "id": v.id,
+            "bot": v.bot,
+            "version": v.number,
+            "state": v.state,
+            "status": "validating",
+            "url": f"/api/v1/bots/{v.bot}/versions/{v.number}",
+        }
+
+    def _submit_sync(self, user: store.User, data: bytes) -> store.Version:
+        from arena.league.archives import BlobStore, inspect_archive
+        from arena.league.validation import load_submitted_bot
+
+        caps = self.archive_caps()
+        inspect_archive(data, caps)  # every check before anything touches the disk
+        blobs = BlobStore(self.settings.archives_dir, caps)
+        sha = blobs.put(data)
+        incoming = self.settings.bots_dir / f".incoming-{secrets.token_hex(8)}"
+        try:
+            blobs.unpack(sha, incoming)
+            spec = load_submitted_bot(incoming)
+            check_name(spec.name, "bot name (the manifest's `name`)", "bot.toml")
+            return self.register_version(user, spec.name, incoming, sha, spec)
+        finally:
+            if incoming.exists():
+                shutil.rmtree(incoming, ignore_errors=True)
+
+    async def run_validations(self, wake: trio.Event | None = None) -> None:
+        """Validate every version waiting for it, oldest first, one at a time, forever.
+
+        The queue is the database (versions in state validating), so a server killed during a
+        validation validates that version again at its next start. A platform fault leaves the
+        version waiting and is retried on the next pass.
+        """
+        while True:
+            self._validate_wake = trio.Event()
+            for v in await self.read(store.versions_in_state, store.VersionState.VALIDATING):
+                await self.validate(v)
+            with trio.move_on_after(VALIDATION_RETRY):
+                await self._validate_wake.wait()
+
+    def on_submitted(self) -> None:
+        self._validate_wake.set()
+
+    async def validate(self, v: store.Version) -> None:
+        from arena.league.errors import PlatformFault
+        from arena.league.validation import validate_version
+
+        try:
+            report = await validate_version(
+                Path(v.path),
+                [(g.name, dict(g.options)) for g in self.settings.games],
+                self.settings.limits,
+                self.settings.submissions.validation_time_control,
+                isolation=self.settings.isolation,
+            )
+        except PlatformFault as e:
+            print(f"arena league: validation of {v.bot} v{v.number} voided: {e}", file=sys.stderr)
+            return
+        await trio.to_thread.run_sync(self.finish_validation_sync, v.id, report.to_dict())
 
     def finish_validation_sync(self, version_id: int, report: dict[str, Any]) -> bool:
         passed = bool(report.get("passed"))
@@ -332,10 +422,18 @@ class League:
             raise LeagueError(f"no user {owner!r} (create it with 'arena league user add')")
         tmp = self.settings.bots_dir / f".incoming-{secrets.token_hex(8)}"
         shutil.copytree(bot_dir, tmp, symlinks=True)
-        v = self.register_version(user, spec.name, tmp, "house:" + now_iso(), spec)
+        v = self.register_version(
+            user, spec.name, tmp, "house:" + now_iso(), spec, rate_limited=False
+        )
         self.finish_validation_sync(
             v.id,
-            {"passed": True, "summary": "added by the operator; not validated", "games": []},
+            {
+                "passed": True,
+                "stage": "passed",
+                "problem": None,
+                "games": [],
+                "warnings": ["added by the operator with `arena league bot add`; not validated"],
+            },
         )
         return v
 

@@ -1023,7 +1023,8 @@ def version_summary(v: Version) -> dict[str, Any]:
         if v.validation is None
         else {
             "passed": validation.get("passed"),
-            "summary": validation.get("summary"),
+            "stage": validation.get("stage"),
+            "problem": validation.get("problem"),
         },
     }
 

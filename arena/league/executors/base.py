@@ -23,6 +23,7 @@ from typing import Any
 
 import trio
 
+from arena.league.confinement import capped_limits
 from arena.league.settings import LeagueSettings
 from arena.league.store import Claim, VoidKind
 from arena.sandbox import Limits
@@ -89,27 +90,12 @@ class Executor(ABC):
         """Start, report started through `task_status`, then play until cancelled."""
 
 
-def cap_limits(asked: Limits, ceiling: Limits) -> Limits:
-    """The manifest's limits, each bounded by the league's ceiling (the smaller wins; a limit
-    the manifest leaves to the referee takes the ceiling's)."""
-    out: dict[str, Any] = {}
-    for f in dataclasses.fields(Limits):
-        a, c = getattr(asked, f.name), getattr(ceiling, f.name)
-        if isinstance(c, bool):
-            out[f.name] = bool(a) and c
-        elif a is None or c is None:
-            out[f.name] = c if a is None else a
-        else:
-            out[f.name] = min(a, c)
-    return Limits(**out)
-
-
 def job_from_claim(claim: Claim, settings: LeagueSettings) -> GameJob:
     """The worker's view of a claimed game: bots by directory, limits capped by the league."""
     bots = []
     for seat in (0, 1):
         asked = Limits(**claim.manifests[seat].get("limits", {}))
-        limits = cap_limits(asked, settings.limits)
+        limits = capped_limits(asked, settings.limits)
         bots.append(
             {
                 "source": claim.paths[seat],

@@ -154,6 +154,66 @@ async def disable_user(request: Request) -> Response:
     return JSONResponse({"ok": True})
 
 
+#: raw upload media types (a multipart form's `archive` file is accepted as well)
+ARCHIVE_TYPES = (
+    "application/gzip",
+    "application/x-gzip",
+    "application/x-tar",
+    "application/x-compressed-tar",
+    "application/zip",
+    "application/octet-stream",
+)
+
+
+async def submit(request: Request) -> Response:
+    league = _league(request)
+    user = await league.authenticate(request.headers.get("authorization"))
+    data = await _archive_body(request, league.settings.submissions.max_archive_mb << 20)
+    return JSONResponse(await league.submit(user, data), status_code=202)
+
+
+async def _archive_body(request: Request, cap: int) -> bytes:
+    """The uploaded archive, read against the size cap (a 413 before it is all in memory)."""
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > cap + (1 << 16):
+        raise _too_large(cap)
+    ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if ctype == "multipart/form-data":
+        async with request.form(max_files=1, max_fields=4, max_part_size=cap + 1) as form:
+            upload = form.get("archive")
+            if upload is None or isinstance(upload, str):
+                raise LeagueError(
+                    "the form needs a file field named 'archive'", status=422, field="archive"
+                )
+            data = await upload.read(cap + 1)
+    elif ctype in ARCHIVE_TYPES:
+        chunks, size = [], 0
+        async for chunk in request.stream():
+            size += len(chunk)
+            if size > cap:
+                raise _too_large(cap)
+            chunks.append(chunk)
+        data = b"".join(chunks)
+    else:
+        raise LeagueError(
+            f"Content-Type {ctype or 'missing'}: send the archive as application/gzip, "
+            "application/zip or a multipart form with a file field 'archive'",
+            status=415,
+            field="archive",
+        )
+    if len(data) > cap:
+        raise _too_large(cap)
+    if not data:
+        raise LeagueError("empty upload", status=422, field="archive")
+    return data
+
+
+def _too_large(cap: int) -> LeagueError:
+    return LeagueError(
+        f"the archive is larger than this league's {cap >> 20} MB", status=413, field="archive"
+    )
+
+
 def api_routes() -> list[Route]:
     p = "/api/v1"
     return [
@@ -161,6 +221,7 @@ def api_routes() -> list[Route]:
         Route(f"{p}/me", me),
         Route(f"{p}/leaderboard/{{variant}}", leaderboard),
         Route(f"{p}/bots", bots),
+        Route(f"{p}/bots", submit, methods=["POST"]),
         Route(f"{p}/bots/{{name}}", bot),
         Route(f"{p}/bots/{{name}}/versions/{{number}}", version),
         Route(f"{p}/bots/{{name}}/disable", disable_bot, methods=["POST"]),
