@@ -32,6 +32,7 @@ from arena.referee import (
 from arena.referee.bots import BuildError
 from arena.referee.check import CHECK_MAX_TURNS, CHECK_OPPONENT, check_problem, handshake_failed
 from arena.sandbox import ISOLATION_MODES, Limits, LimitsError, SandboxFault
+from arena.tournaments.openings import OpeningError, check_opening, format_opening, parse_opening
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -58,6 +59,14 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="game option (repeatable), e.g. --option max_turns=100",
+    )
+    p.add_argument(
+        "--opening",
+        metavar="TURNS",
+        default="",
+        help='complete turns played before the bots move: turns separated by ";", actions of '
+        'a turn by spaces or commas, e.g. "e5 ; -e5 c3" (as `arena tournament record '
+        "--command` prints it)",
     )
     p.add_argument("--record", metavar="FILE", help="write the game record (JSON) to FILE")
     _picture_options(p)
@@ -243,6 +252,11 @@ def cmd_match(args: argparse.Namespace) -> int:
     game_class(args.game)
     options = parse_options(args.option)
     make_game(args.game, options)  # option errors before anything is started
+    opening = parse_opening(args.opening)
+    try:
+        check_opening(args.game, options, opening)
+    except OpeningError as e:
+        raise ArenaError(f"--opening: {e}") from None
     if args.record:
         check_writable(args.record, "--record")
     _check_picture_paths(args)
@@ -257,6 +271,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         seed=seed,
         isolation=args.isolation,
         limits=limits,
+        opening=opening,
     )
     show = not (args.quiet or args.json)
     colours = game_class(args.game).colours
@@ -281,6 +296,8 @@ def cmd_match(args: argparse.Namespace) -> int:
             f"{config.time_control.describe()}, seed {seed}",
             file=out,
         )
+        if opening:
+            print(f"opening: {format_opening(opening)}", file=out)
     record = _run(config, observer if show else None, on_log if show else None)
     if args.json:
         print(json.dumps(record.summary(), ensure_ascii=False))

@@ -62,6 +62,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     rec.add_argument("target", metavar="CONFIG|RESULTS", help="config (.toml) or results (.sqlite)")
     rec.add_argument("game_id", metavar="GAME_ID", help="e.g. r1-papagra-p0-a (see report --games)")
     rec.add_argument("-o", "--output", metavar="FILE", help="write here instead of stdout")
+    rec.add_argument(
+        "--command",
+        action="store_true",
+        help="print the `arena match` command that replays the game's position (same game, "
+        "options, opening, seed, time control and seats) instead of the record",
+    )
     rec.set_defaults(func=cmd_record)
 
 
@@ -240,8 +246,47 @@ def cmd_report(args: argparse.Namespace) -> int:
 def cmd_record(args: argparse.Namespace) -> int:
     with open_store(args.target) as store:
         record = store.record(args.game_id)
-    _emit(json.dumps(record, indent=1) + "\n", args.output)
+    if args.command:
+        _emit(match_command(record), args.output)
+    else:
+        _emit(json.dumps(record, indent=1) + "\n", args.output)
     return 0
+
+
+def match_command(record: dict) -> str:
+    """The `arena match` command line that plays this record's game again from its opening.
+
+    Bots are named by their source (manifest or command); replace one with a new build to
+    see how it does in the same position. Per-bot tournament settings (time odds, extra
+    arguments, environment, bot options) have no `arena match` flags: they are listed in a
+    comment so nothing is silently dropped.
+    """
+    import shlex
+
+    from arena.tournaments.openings import format_opening
+
+    bots = sorted(record["bots"], key=lambda b: b["seat"])
+    argv = ["arena", "match", record["game"], *(b.get("source") or b["name"] for b in bots)]
+    if record.get("opening"):
+        argv += ["--opening", format_opening(record["opening"])]
+    argv += ["--seed", str(record.get("seed", 0))]
+    tc = record.get("time_control") or {}
+    if tc.get("base") is not None:
+        argv += ["--tc", f"{tc['base']:g}+{tc.get('increment', 0):g}"]
+    if tc.get("move_time") is not None:
+        argv += ["--move-time", f"{tc['move_time']:g}"]
+    for key in ("startup", "margin"):
+        if tc.get(key) is not None:
+            argv += [f"--{key}", f"{tc[key]:g}"]
+    for k, v in (record.get("options") or {}).items():
+        value = str(v).lower() if isinstance(v, bool) else str(v)
+        argv += ["-o", f"{k}={value}"]
+    lines = [shlex.join(argv)]
+    for b in bots:
+        extra = {k: b[k] for k in ("time_control", "bot_options") if b.get(k)}
+        if extra:
+            lines.append(f"# seat {b['seat']} ({b['name']}) also had {json.dumps(extra)}")
+    return "\n".join(lines) + "\n"
 
 
 def _emit(text: str, output: str | None) -> None:

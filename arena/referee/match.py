@@ -17,7 +17,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import secrets
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
 
@@ -151,6 +151,33 @@ class _GcFreeze:
 _gc_frozen = _GcFreeze()
 
 
+def play_opening(state: State, opening: Sequence[Sequence[str]]) -> dict[str, Any] | None:
+    """Play complete turns on `state` (nobody's clock runs); the last one as `last_turn`.
+
+    ArenaError names the turn when an action is illegal, a turn is incomplete or has more
+    actions than it takes, or the opening ends the game (the bots would have nothing to play).
+    """
+    last_turn = None
+    for n, turn in enumerate(opening, 1):
+        seat = state.current_player()
+        start = state.turn_number()
+        for action in turn:
+            if state.is_terminal() or state.turn_number() != start:
+                raise ArenaError(f"opening turn {n} has more actions than the turn takes: {action}")
+            try:
+                state.apply(action)
+            except IllegalAction as e:
+                raise ArenaError(f"opening turn {n}: {action}: {e.message}") from None
+        if not state.is_terminal() and state.turn_number() == start:
+            if not state.can_end_turn():
+                raise ArenaError(f"opening turn {n} is incomplete: {' '.join(turn)}")
+            state.end_turn()
+        if state.is_terminal():
+            raise ArenaError(f"the opening ends the game at turn {n}")
+        last_turn = {"seat": seat, "actions": list(turn)}
+    return last_turn
+
+
 def _seat_settings(config: MatchConfig, seat: int) -> dict[str, Any]:
     """What the record adds for a seat with its own time control or bot options."""
     out: dict[str, Any] = {}
@@ -219,22 +246,7 @@ class _Referee:
         )
 
     def _play_opening(self) -> None:
-        state = self.state
-        for n, turn in enumerate(self.config.opening, 1):
-            seat = state.current_player()
-            start = state.turn_number()
-            for action in turn:
-                try:
-                    state.apply(action)
-                except IllegalAction as e:
-                    raise ArenaError(f"opening turn {n}: {action}: {e.message}") from None
-            if not state.is_terminal() and state.turn_number() == start:
-                if not state.can_end_turn():
-                    raise ArenaError(f"opening turn {n} is incomplete: {' '.join(turn)}")
-                state.end_turn()
-            if state.is_terminal():
-                raise ArenaError(f"the opening ends the game at turn {n}")
-            self.last_turn = {"seat": seat, "actions": list(turn)}
+        self.last_turn = play_opening(self.state, self.config.opening)
 
     # --- the whole game --------------------------------------------------------------------------
     async def run(self) -> None:

@@ -100,11 +100,26 @@ class BotEntry:
 
 @dataclass(frozen=True)
 class GameEntry:
-    """One game variant with its options; `label` identifies it in ids and reports."""
+    """One game variant with its options; `label` identifies it in ids and reports.
+
+    `openings` are the checked openings of the entry's openings file (`openings_file`); none
+    means random legal openings (arena/tournaments/schedule.py).
+    """
 
     name: str
     options: Mapping[str, Any]
     label: str
+    openings: tuple[tuple[tuple[str, ...], ...], ...] = field(default=(), hash=False)
+    openings_file: str | None = None
+
+    def settings(self) -> dict[str, Any]:
+        """What this game's conditions depend on (part of the tournament's identity)."""
+        from arena.tournaments.openings import digest
+
+        out: dict[str, Any] = {"name": self.name, "options": dict(self.options)}
+        if self.openings:
+            out["openings"] = digest(self.openings)
+        return out
 
 
 @dataclass(frozen=True)
@@ -125,6 +140,9 @@ class TournamentConfig:
     opening_turns: int = 2
     #: the most any bot gets (`[limits]`); a manifest can only ask for less
     limits: Limits = field(default_factory=Limits)
+    #: how games with an openings file pick theirs: "sequential" or "random" (seeded)
+    opening_order: str = "sequential"
+    opening_seed: int = 0
     path: Path | None = None
     format: str = "round-robin"
     sprt: SprtParams | None = None
@@ -138,10 +156,15 @@ class TournamentConfig:
         """
         return {
             "bots": {n: b.settings() for n, b in zip(bot_names, self.bots, strict=True)},
-            "games": {g.label: {"name": g.name, "options": dict(g.options)} for g in self.games},
+            "games": {g.label: g.settings() for g in self.games},
             "time_control": self.time_control.to_dict(),
             "seed": self.seed,
             "opening_turns": self.opening_turns,
+            **(
+                {"openings": {"order": self.opening_order, "seed": self.opening_seed}}
+                if any(g.openings for g in self.games)
+                else {}
+            ),
         }
 
     def schedule_identity(self, bot_names: list[str]) -> dict[str, Any]:
@@ -168,7 +191,13 @@ class TournamentConfig:
             "path": str(self.path) if self.path else None,
             "bots": [b.to_dict() for b in self.bots],
             "games": [
-                {"name": g.name, "options": dict(g.options), "label": g.label} for g in self.games
+                {
+                    "name": g.name,
+                    "options": dict(g.options),
+                    "label": g.label,
+                    "openings": g.openings_file,
+                }
+                for g in self.games
             ],
             "time_control": self.time_control.to_dict(),
             "results": str(self.results),
@@ -179,6 +208,8 @@ class TournamentConfig:
             "isolation": self.isolation,
             "max_attempts": self.max_attempts,
             "opening_turns": self.opening_turns,
+            "opening_order": self.opening_order,
+            "opening_seed": self.opening_seed,
             "format": self.format,
             "sprt": self.sprt.to_dict() if self.sprt else None,
             "limits": dataclasses.asdict(self.limits),
@@ -335,7 +366,7 @@ def _bots(c: _Checker, raw: Any, base_dir: Path) -> tuple[BotEntry, ...]:
     return tuple(out)
 
 
-def _games(c: _Checker, raw: Any) -> tuple[GameEntry, ...]:
+def _games(c: _Checker, raw: Any, base_dir: Path) -> tuple[GameEntry, ...]:
     if raw is None:
         raw = list(ALL_GAMES)
     if not isinstance(raw, list) or not raw:
@@ -345,10 +376,13 @@ def _games(c: _Checker, raw: Any) -> tuple[GameEntry, ...]:
     out: list[GameEntry] = []
     for i, item in enumerate(raw):
         key = f"games[{i}]"
+        openings_file = None
         if isinstance(item, str):
             name, options, label = item, {}, item
         elif isinstance(item, Mapping):
-            t = c.table(key, item, ("name", "options", "label"))
+            t = c.table(key, item, ("name", "options", "label", "openings"))
+            if "openings" in t:
+                openings_file = c.string(f"{key}.openings", t["openings"])
             if "name" not in t:
                 raise c.fail(f"{key}.name", f"missing (one of: {', '.join(ALL_GAMES)})")
             name = c.string(f"{key}.name", t["name"])
@@ -366,7 +400,13 @@ def _games(c: _Checker, raw: Any) -> tuple[GameEntry, ...]:
             raise c.fail(f"{key}.label", f"use letters, digits, '-' and '_' only, got {label!r}")
         options = dict(options)
         _check_game_options(c, key, name, options)
-        out.append(GameEntry(name, options, label))
+        openings: tuple = ()
+        if openings_file is not None:
+            path = Path(openings_file).expanduser()
+            path = Path(os.path.normpath(path if path.is_absolute() else base_dir / path))
+            openings_file = str(path)
+            openings = _load_openings(c, f"{key}.openings", path, name, options)
+        out.append(GameEntry(name, options, label, openings, openings_file))
     labels = [g.label for g in out]
     dup = {lab for lab in labels if labels.count(lab) > 1}
     if dup:
@@ -374,6 +414,15 @@ def _games(c: _Checker, raw: Any) -> tuple[GameEntry, ...]:
             "games", f"game {sorted(dup)[0]!r} listed twice; give each entry a distinct 'label'"
         )
     return tuple(out)
+
+
+def _load_openings(c: _Checker, key: str, path: Path, name: str, options: dict[str, Any]) -> tuple:
+    from arena.tournaments.openings import OpeningError, load_openings
+
+    try:
+        return load_openings(path, name, options)
+    except OpeningError as e:
+        raise c.fail(key, str(e)) from None
 
 
 def _check_game_options(c: _Checker, key: str, name: str, options: dict[str, Any]) -> None:
@@ -446,10 +495,21 @@ def config_from_dict(
     results = Path(c.string("results", results_raw)).expanduser()
     if not results.is_absolute():
         results = base_dir / results
-    opening_turns = 2
+    opening_turns, opening_order, opening_seed = 2, "sequential", seed
     if "openings" in data:
-        o = c.table("openings", data["openings"], ("turns",))
+        o = c.table("openings", data["openings"], ("turns", "order", "seed", "file"))
         opening_turns = c.integer("openings.turns", o.get("turns", 2), lo=0)
+        opening_order = o.get("order", "sequential")
+        if opening_order not in ("sequential", "random"):
+            raise c.fail(
+                "openings.order", f"expected sequential or random, got {_show(opening_order)}"
+            )
+        opening_seed = c.integer("openings.seed", o.get("seed", seed))
+    games = _games(c, data.get("games"), base_dir)
+    if "openings" in data and "file" in data["openings"]:
+        # one file for every game without its own (a config of one game, as `arena sprt`)
+        file = c.string("openings.file", data["openings"]["file"])
+        games = tuple(g if g.openings else _with_openings(c, g, file, base_dir) for g in games)
     bots = _bots(c, data.get("bots"), base_dir)
     fmt = _format(c, data.get("format", "round-robin"), bots)
     try:
@@ -459,7 +519,7 @@ def config_from_dict(
     return TournamentConfig(
         name=name,
         bots=bots,
-        games=_games(c, data.get("games")),
+        games=games,
         time_control=_time_control(c, data.get("time_control")),
         results=Path(os.path.normpath(results)),
         seed=seed,
@@ -470,10 +530,19 @@ def config_from_dict(
         max_attempts=max_attempts,
         opening_turns=opening_turns,
         limits=limits,
+        opening_order=opening_order,
+        opening_seed=opening_seed,
         path=path,
         format=fmt,
         sprt=_sprt(c, data.get("sprt"), fmt, bots),
     )
+
+
+def _with_openings(c: _Checker, g: GameEntry, file: str, base_dir: Path) -> GameEntry:
+    path = Path(file).expanduser()
+    path = Path(os.path.normpath(path if path.is_absolute() else base_dir / path))
+    openings = _load_openings(c, "openings.file", path, g.name, dict(g.options))
+    return GameEntry(g.name, g.options, g.label, openings, str(path))
 
 
 def _format(c: _Checker, raw: Any, bots: tuple[BotEntry, ...]) -> str:

@@ -34,8 +34,9 @@ import trio
 from arena.errors import ArenaError
 from arena.tournaments.config import ConfigError, TournamentConfig
 from arena.tournaments.formats import format_of
+from arena.tournaments.openings import pick
 from arena.tournaments.progress import Progress
-from arena.tournaments.schedule import ScheduledGame, build_schedule, random_opening
+from arena.tournaments.schedule import ScheduledGame, build_schedule, game_id, random_opening
 from arena.tournaments.sprt import SprtState
 from arena.tournaments.stopping import SprtRule
 from arena.tournaments.store import AsyncStore, GameRow, Store, StoreError
@@ -227,21 +228,41 @@ class _Run:
         self.voided = 0
         self.unplayable: list[str] = []
         self.sprt: SprtRule | None = None
+        self.recorded: set[str] = set()  # game ids recorded before this run
+        self.n_pairs = 1  # pairings per round, for numbering file openings
         #: called once when the SPRT decides: ends the run (games in play are abandoned)
         self.on_decided: Callable[[], None] = lambda: None
 
     async def opening(self, sg: ScheduledGame) -> tuple[tuple[str, ...], ...]:
+        """The game pair's opening: the one its other game was recorded with, if it was
+        (a pool that grew since may number openings differently), else the entry's openings
+        file's, else random legal turns."""
         key = sg.pair_key
         if key not in self.openings:
             entry = self.games[sg.game]
-            self.openings[key] = await trio.to_thread.run_sync(
-                random_opening,
-                entry,
-                self.config.seed,
-                sg.round,
-                sg.pair,
-                self.config.opening_turns,
-            )
+            partner = game_id(sg.round, sg.game, sg.pair, 1 - sg.seat_order)
+            if partner in self.recorded:
+                record = await self.store.call("record", partner)
+                opening = tuple(tuple(t) for t in record.get("opening", ()))
+            elif entry.openings:
+                index = (sg.round - 1) * self.n_pairs + sg.pair
+                opening = pick(
+                    entry.openings,
+                    self.config.opening_order,
+                    self.config.opening_seed,
+                    entry.label,
+                    index,
+                )
+            else:
+                opening = await trio.to_thread.run_sync(
+                    random_opening,
+                    entry,
+                    self.config.seed,
+                    sg.round,
+                    sg.pair,
+                    self.config.opening_turns,
+                )
+            self.openings[key] = opening
         return self.openings[key]
 
     async def worker(
@@ -447,6 +468,7 @@ async def run_tournament(
         void_counts = await astore.call("void_counts")
         rows = await astore.call("games")
         run = _Run(config, specs, astore, 0, progress, void_counts, play_match)
+        run.recorded, run.n_pairs = recorded, max(1, len(table))
         if sprt_meta is not None and config.sprt is not None:
             run.sprt = SprtRule.from_rows(config.sprt, sprt_meta["bot"], rows)
             if run.sprt.state().decision:  # decided by an earlier run: nothing left to test

@@ -7,11 +7,14 @@ and the old games keep their ids; SPRT runs stop when the test decides and say s
 
 from __future__ import annotations
 
+import os
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
-from tournament_helpers import BOTS, write_config
+from tournament_helpers import BOTS, REPO, write_config
 
 from arena.errors import ArenaError
 from arena.tournaments.config import load_config
@@ -166,3 +169,36 @@ async def test_sprt_stops_the_run_when_it_decides(tmp_path: Path) -> None:
     assert again.played == 0 and again.sprt is not None and again.sprt.decision == "H1"
     with Store(cfg.results) as s:
         assert s.count_games() == played
+
+
+def _arena(*args: str, cwd: Path) -> subprocess.CompletedProcess:
+    return subprocess.run(
+        [sys.executable, "-m", "arena", *args],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        cwd=cwd,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+
+
+def test_arena_sprt_stops_early_and_says_h1(tmp_path: Path) -> None:
+    results = tmp_path / "s.sqlite"
+    args = ["sprt", "stripes", str(BOTS / "strong"), str(PY), "--tc", "20+0.2", "-j", "2"]
+    args += ["--elo0", "-100", "--elo1", "0", "--alpha", "0.1", "--beta", "0.1", "--seed", "3"]
+    got = _arena(*args, "--results", str(results), cwd=tmp_path)
+    assert got.returncode == 0, got.stderr
+    lines = got.stdout.strip().splitlines()
+    assert "H1 accepted" in lines[-3] and "LLR" in lines[-3] and "Elo +" in lines[-3]
+    assert lines[-2].startswith("H1 accepted: strong")
+    with Store(results) as s:
+        assert 0 < s.count_games() < 100  # of --max-games 2000
+    # the same command again: the test is decided, nothing more is played
+    again = _arena(*args, "--results", str(results), cwd=tmp_path)
+    assert again.returncode == 0 and lines[-3] in again.stdout
+    bad = _arena("sprt", "stripes", str(PY), str(C), "--elo0", "5", "--elo1", "0", cwd=tmp_path)
+    assert bad.returncode == 2
+    assert bad.stderr.strip() == (
+        "arena: error: --elo0/--elo1/--alpha/--beta: elo0 must be below elo1, got elo0=5.0, "
+        "elo1=0.0"
+    )
