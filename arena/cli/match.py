@@ -29,8 +29,9 @@ from arena.referee import (
     load_bot,
     play_match,
 )
-from arena.referee.bots import BuildError
+from arena.referee.bots import BotSpec, BuildError
 from arena.referee.check import CHECK_MAX_TURNS, CHECK_OPPONENT, check_problem, handshake_failed
+from arena.referee.preflight import BotCannotStart, check_startable
 from arena.sandbox import ISOLATION_MODES, Limits, LimitsError, SandboxFault
 from arena.tournaments.openings import OpeningError, check_opening, format_opening, parse_opening
 
@@ -262,6 +263,8 @@ def cmd_match(args: argparse.Namespace) -> int:
     _check_picture_paths(args)
     limits = operator_limits(args.limit)
     bots = (load_bot(args.bot_a), load_bot(args.bot_b))
+    for bot in bots:  # a bot that cannot start is an error, not a lost game
+        _preflight(bot, args.isolation)
     seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
     config = MatchConfig(
         game=args.game,
@@ -349,6 +352,13 @@ def _write_record(record: GameRecord, path: str) -> int:
         problem += f"; nor to a temporary file: {e.strerror or e}"
     print(f"arena: error: {problem}", file=sys.stderr)
     return 1
+
+
+def _preflight(bot: BotSpec, isolation: str | None) -> None:
+    try:
+        check_startable(bot, isolation=isolation)
+    except SandboxFault as e:
+        raise ArenaError(f"cannot check bot {bot.name}: the sandbox failed: {e}") from None
 
 
 def _run(config: MatchConfig, observer: Any = None, on_log: Any = None) -> GameRecord:
@@ -494,10 +504,14 @@ def cmd_check(args: argparse.Namespace) -> int:
         f"checking {bot.name} ({bot.source}): encoding {bot.encoding}, command "
         f"{' '.join(bot.command)}"
     )
+    _preflight(opponent, None)
     try:
-        bot.ensure_built()
+        _preflight(bot, None)
     except BuildError as e:
         print(f"FAIL build: {e}")
+        return 1
+    except BotCannotStart as e:
+        print(f"FAIL start: {e}")
         return 1
     games = args.game or list(GAME_NAMES)
     problems = 0

@@ -34,6 +34,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         metavar="N",
         help="games at once, 0 = one per core (overrides the config's concurrency)",
     )
+    r.add_argument(
+        "--drop-broken",
+        action="store_true",
+        help="play without the bots that cannot start (their games stay missing) instead of "
+        "stopping with an error before the first game",
+    )
     show = r.add_mutually_exclusive_group()
     show.add_argument("--quiet", action="store_true", help="no progress output, no final report")
     show.add_argument(
@@ -149,11 +155,17 @@ def cmd_run(args: argparse.Namespace) -> int:
         progress = LineProgress()
     else:
         progress = LiveProgress(config.name)
-    outcome = trio.run(lambda: run_tournament(config, progress=progress, handle_signals=True))
+    outcome = trio.run(
+        lambda: run_tournament(
+            config, progress=progress, handle_signals=True, drop_broken=args.drop_broken
+        )
+    )
     if not args.quiet:
         with Store(config.results) as store:
             print(render_text(build_report(store)), end="")
-    missing = outcome.pending_at_start - outcome.played
+    missing = outcome.pending_at_start - outcome.played + outcome.skipped
+    for name, why in outcome.dropped.items():
+        print(f"dropped {name}: {why}", file=sys.stderr)
     msg = (
         f"{outcome.status}: {outcome.played} games played this run, {missing} missing, "
         f"{outcome.voided} voided attempts; results in {outcome.results}"
@@ -165,7 +177,7 @@ def cmd_run(args: argparse.Namespace) -> int:
     if outcome.unplayable:
         print(f"unplayable (voided repeatedly): {', '.join(outcome.unplayable)}", file=sys.stderr)
         return 1
-    return 0
+    return 1 if outcome.dropped else 0
 
 
 def cmd_status(args: argparse.Namespace) -> int:

@@ -117,3 +117,10 @@ class Launcher(ABC):
     @abstractmethod
     async def start(self, spec: LaunchSpec, nursery: trio.Nursery) -> BotProcess:
         """Start the bot; raises LaunchError (bot's fault) or SandboxFault (arena's fault)."""
+
+    @abstractmethod
+    def check(self, spec: LaunchSpec) -> None:
+        """Could `start` start this bot? Everything that can be known without starting it
+        (the program exists, the image is there), so that a broken bot is an error before a
+        tournament rather than a column of lost games. Blocking (call it in a thread);
+        raises LaunchError (the bot's problem) or SandboxFault (the arena cannot tell)."""

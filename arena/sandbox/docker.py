@@ -332,6 +332,23 @@ class DockerLauncher(Launcher):
     def __init__(self, cpus: float = DEFAULT_CPUS) -> None:
         self.cpus = cpus
 
+    def check(self, spec: LaunchSpec) -> None:
+        import docker.errors
+
+        if not spec.image:
+            raise LaunchError(f"bot {spec.name}: docker mode needs an image (`image` in bot.toml)")
+        client = _client()
+        try:
+            client.api.inspect_image(spec.image)
+        except docker.errors.ImageNotFound:
+            raise LaunchError(
+                f"bot {spec.name}: no docker image {spec.image!r} (build or pull it first)"
+            ) from None
+        except docker.errors.APIError as exc:
+            raise SandboxFault(f"bot {spec.name}: docker: {exc}") from exc
+        finally:
+            client.close()
+
     async def start(self, spec: LaunchSpec, nursery: trio.Nursery) -> BotProcess:
         if not spec.image:
             raise LaunchError(f"bot {spec.name}: docker mode needs an image (`image` in bot.toml)")

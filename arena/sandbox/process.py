@@ -525,6 +525,14 @@ class ProcessLauncher(Launcher):
         """One line naming the containment this machine gives (for logs and docs)."""
         return capabilities().describe()
 
+    def check(self, spec: LaunchSpec) -> None:
+        if not spec.command:
+            raise LaunchError(f"bot {spec.name}: empty command")
+        workdir = Path(spec.workdir) if spec.workdir is not None else None
+        if workdir is not None and not workdir.is_dir():
+            raise LaunchError(f"bot {spec.name}: working directory {workdir} does not exist")
+        _check_executable(spec, workdir)
+
     async def start(self, spec: LaunchSpec, nursery: trio.Nursery) -> BotProcess:
         if not spec.command:
             raise LaunchError(f"bot {spec.name}: empty command")

@@ -57,6 +57,9 @@ class RunOutcome:
     unplayable: list[str] = field(default_factory=list)
     results: str = ""
     sprt: SprtState | None = None  # the test's state at the end, with an [sprt] rule
+    #: bots that could not start (with `drop_broken`): name -> why; their games were skipped
+    dropped: dict[str, str] = field(default_factory=dict)
+    skipped: int = 0  # pending games not played because a bot was dropped
 
 
 def arena_faults() -> tuple[type[BaseException], ...]:
@@ -414,8 +417,13 @@ async def run_tournament(
     handle_signals: bool = False,
     stop: trio.Event | None = None,
     play_match: Callable[..., Awaitable[Any]] | None = None,
+    drop_broken: bool = False,
 ) -> RunOutcome:
     """Play every game of the schedule that the results file does not hold yet.
+
+    Every bot is checked once first (`check_startable`: build, program, image): one that
+    cannot start is an ArenaError before any game, or with `drop_broken` it is out of this
+    run: its games are skipped (still missing, played by a later run once it is fixed).
 
     With `handle_signals`, SIGINT and SIGTERM stop the run cleanly: games in play are
     abandoned (their bots killed, nothing recorded), finished ones are all committed, and the
@@ -424,8 +432,11 @@ async def run_tournament(
     """
     progress = progress or Progress()
     specs = await trio.to_thread.run_sync(load_bot_specs, config)
-    for spec in specs:  # build C bots etc. once, before any game needs them
-        await trio.to_thread.run_sync(spec.ensure_built)
+    broken = await check_bots(specs, config.isolation)
+    if broken and not drop_broken:
+        raise ArenaError(
+            "; ".join(broken.values()) + " (fix it, or run with --drop-broken to play without it)"
+        )
     names = [s.name for s in specs]
     fmt = format_of(config.format, config.bots)
     wanted = [(names[i], names[j]) for i, j in fmt.pairings()]
@@ -465,6 +476,11 @@ async def run_tournament(
         schedule = build_schedule(config, [(index[a], index[b]) for a, b in table])
         recorded = await astore.call("recorded_ids")
         pending = [g for g in schedule if g.game_id not in recorded]
+        playable = [g for g in pending if not broken.keys() & set(g.bots)]
+        skipped = len(pending) - len(playable)
+        pending = playable
+        for i, why in broken.items():
+            progress.message(f"dropped {names[i]}: {why}")
         void_counts = await astore.call("void_counts")
         rows = await astore.call("games")
         run = _Run(config, specs, astore, 0, progress, void_counts, play_match)
@@ -475,6 +491,8 @@ async def run_tournament(
                 pending = []
         run.run_id = run_id = await astore.call("start_run", len(schedule), len(pending))
         outcome = RunOutcome("complete", len(schedule), len(pending), results=str(config.results))
+        outcome.dropped = {names[i]: why for i, why in broken.items()}
+        outcome.skipped = skipped
         progress.start(len(schedule), rows, names, len(pending))
         status = "failed"
         try:
@@ -486,7 +504,7 @@ async def run_tournament(
                 status = "complete"
             elif stopped and run.played + len(run.unplayable) < len(pending):
                 status = "stopped"
-            elif run.unplayable:
+            elif run.unplayable or skipped:
                 status = "incomplete"
             else:
                 status = "complete"
@@ -500,6 +518,25 @@ async def run_tournament(
         return outcome
     finally:
         await trio.to_thread.run_sync(store.close)
+
+
+async def check_bots(specs: list[Any], isolation: str | None) -> dict[int, str]:
+    """Each bot checked once (and built), one at a time: index -> why it cannot start."""
+    from arena.referee.bots import BotError
+    from arena.referee.preflight import check_startable
+    from arena.sandbox import SandboxFault
+
+    broken: dict[int, str] = {}
+    for i, spec in enumerate(specs):
+        try:
+            await trio.to_thread.run_sync(
+                lambda spec=spec: check_startable(spec, isolation=isolation)
+            )
+        except BotError as e:
+            broken[i] = str(e).splitlines()[0]
+        except SandboxFault as e:
+            raise ArenaError(f"cannot check bot {spec.name}: the sandbox failed: {e}") from None
+    return broken
 
 
 async def _play_all(

@@ -64,7 +64,7 @@ def unwritable(path: Path) -> Iterator[None]:
         (["check", PY, "--turns", "0"], "--turns: expected a positive integer"),
         (["match", "stripes", PY, PY, "-o", "size=1000001"], "size: must be at most 51"),
         (["match", "papagra", PY, PY, "-o", "max_turns=10000000"], "must be at most 100000"),
-        (["match", "stripes", PY, PY, "--isolation", "docker"], "docker isolation needs an image"),
+        (["match", "stripes", PY, PY, "--isolation", "docker"], "docker mode needs an image"),
         (["tournament", "run", "x.toml", "-j", "-1"], "argument -j/--concurrency"),
         (["match", "stripes", PY, PY, "--limit", "memory_mb=-5"], "--limit memory_mb must be"),
         (["check", PY, "--limit", "processes=0"], "--limit processes must be from 1"),
@@ -106,3 +106,12 @@ def test_a_record_that_cannot_be_written_after_the_game_is_kept(tmp_path: Path) 
         assert json.loads(spare.read_text())["game"] == "stripes"
     finally:
         spare.unlink()
+
+
+def test_a_bot_that_cannot_start_is_an_error_before_the_game(tmp_path: Path) -> None:
+    (tmp_path / "bot.toml").write_text('name = "nobin"\ncommand = ["./missing"]\n')
+    assert_one_line(arena("match", "stripes", PY, str(tmp_path)), "bot nobin: cannot start")
+    check = arena("check", str(tmp_path), "--game", "stripes")
+    assert check.returncode == 1 and "Traceback" not in check.stderr, check.stderr
+    assert "FAIL start: bot nobin: cannot start ./missing: no such file" in check.stdout
+    assert " as red" not in check.stdout  # no game was played

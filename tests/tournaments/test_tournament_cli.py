@@ -356,3 +356,27 @@ def test_report_on_a_file_that_is_not_sqlite(tmp_path: Path) -> None:
     assert result.returncode == 2
     assert "neither a tournament config" in result.stderr and "nor a results file" in result.stderr
     assert len(result.stderr.splitlines()) == 1
+
+
+def test_a_bot_that_cannot_start_stops_the_run_before_any_game_or_is_dropped(
+    tmp_path: Path,
+) -> None:
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "bot.toml").write_text('name = "broken"\ncommand = ["./missing"]\n')
+    cfg = write_config(
+        tmp_path,
+        f'bots = ["{BOTS / "random-py"}", "{BOTS / "random-c"}", "{broken}"]\n'
+        'games = ["stripes"]\nresults = "r.sqlite"\n',
+    )
+    refused = _arena("tournament", "run", str(cfg), "--quiet")
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
+    assert refused.stderr.startswith("arena: error: bot broken: cannot start ./missing")
+    assert "--drop-broken" in refused.stderr
+    assert _count(tmp_path / "r.sqlite") == 0
+
+    dropped = _arena("tournament", "run", str(cfg), "--quiet", "--drop-broken")
+    assert dropped.returncode == 1, dropped.stderr
+    assert "dropped broken: bot broken: cannot start ./missing" in dropped.stderr
+    assert "incomplete: 2 games played this run, 4 missing" in dropped.stderr
+    assert _count(tmp_path / "r.sqlite") == 2  # only random-py against random-c
