@@ -270,7 +270,9 @@ def bot_from_command(source: str) -> BotSpec:
         if (i == 0 and "/" in word) or (i > 0 and not word.startswith("-") and p.exists()):
             if i == 0 and not p.exists():
                 raise BotError(f"bot command {source!r}: {word} does not exist")
-            resolved.append(str(p.resolve()))
+            # absolute, but symlinks kept: a virtual environment's `bin/python` is a symlink
+            # to the base interpreter, and resolving it would lose the environment
+            resolved.append(os.path.normpath(p))
         else:
             resolved.append(word)
     if "/" not in argv[0] and argv[0] not in _PYTHON_NAMES and shutil.which(argv[0]) is None:

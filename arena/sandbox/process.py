@@ -278,11 +278,13 @@ def reachable_by(path: Path, uid: int, gid: int) -> bool:
 
 def _first_blocked(path: Path, uid: int, gid: int) -> Path | None:
     """The first component on the way to `path` (or `path` itself) that `uid` cannot
-    traverse, list or read; None if it can reach all of it."""
-    path = path.resolve()
-    for p in [*reversed(path.parents), path]:
-        if _component_blocked(p, path, uid, gid):
-            return p
+    traverse, list or read; None if it can reach all of it. The path as named and as
+    resolved: a symlink (a virtual environment's interpreter) is reached through both."""
+    named = Path(os.path.abspath(path))
+    for leaf in dict.fromkeys([named, named.resolve()]):
+        for p in [*reversed(leaf.parents), leaf]:
+            if _component_blocked(p, leaf, uid, gid):
+                return p
     return None
 
 
@@ -308,10 +310,14 @@ def exposures_for(paths: list[Path], uid: int) -> tuple[Exposure, ...] | None:
     machine: for each directory it cannot traverse (say /root, 0700, holding a pyenv
     interpreter), cover that directory with an empty tmpfs and bind back only the entries
     on the way to the paths (/root/.pyenv). None if that is not enough (a blocked directory
-    below the entry, a file it cannot read): the caller then keeps the arena's uid."""
+    below the entry, a file it cannot read): the caller then keeps the arena's uid.
+
+    Each path counts as named and as resolved: a virtual environment's interpreter is a
+    symlink to the base interpreter, and Python finds the environment (its `pyvenv.cfg`,
+    its site-packages) beside the name it was started by, so both must be reachable."""
     covers: dict[Path, set[str]] = {}
-    for path in paths:
-        path = path.resolve()
+    named = [Path(os.path.abspath(p)) for p in paths]
+    for path in dict.fromkeys([*named, *(p.resolve() for p in named)]):
         for _ in range(8):  # each round covers one directory more, a cover at a time
             blocked = _first_blocked_under(path, uid, covers)
             if blocked is None:
