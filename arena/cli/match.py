@@ -13,27 +13,21 @@ import signal
 import sys
 import tempfile
 from pathlib import Path
-from typing import Any
-
-import trio
+from typing import TYPE_CHECKING, Any
 
 from arena.errors import ArenaError
 from arena.games import GAME_NAMES, game_class, make_game
-from arena.referee import (
-    GameRecord,
-    LogEvent,
-    MatchConfig,
-    TimeControl,
-    TurnEvent,
-    check_seed,
-    load_bot,
-    play_match,
-)
-from arena.referee.bots import BotSpec, BuildError
 from arena.referee.check import CHECK_MAX_TURNS, CHECK_OPPONENT, check_problem, handshake_failed
 from arena.referee.preflight import BotCannotStart, check_startable
 from arena.sandbox import ISOLATION_MODES, Limits, LimitsError, SandboxFault
-from arena.tournaments.openings import OpeningError, check_opening, format_opening, parse_opening
+
+if TYPE_CHECKING:
+    from arena.referee import GameRecord, MatchConfig, TimeControl
+    from arena.referee.bots import BotSpec
+
+# trio, the game-playing part of the referee and the openings (arena.tournaments) are imported
+# where a command runs them, so that `arena --help` and argument errors pay for none of them
+# (tests/referee/test_cli_imports.py)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -135,6 +129,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 
 def seed_arg(text: str) -> int:
     """argparse type for seeds: the protocol's range, checked before anything starts."""
+    from arena.referee import check_seed
+
     try:
         return check_seed(int(text))
     except (ValueError, ArenaError):
@@ -235,6 +231,8 @@ def _time_options(
 
 
 def _time_control(args: argparse.Namespace) -> TimeControl:
+    from arena.referee import TimeControl
+
     return TimeControl.parse(args.tc, args.move_time, startup=args.startup, margin=args.margin)
 
 
@@ -250,6 +248,14 @@ def parse_options(items: list[str]) -> dict[str, str]:
 
 # --- arena match --------------------------------------------------------------------------------
 def cmd_match(args: argparse.Namespace) -> int:
+    from arena.referee import LogEvent, MatchConfig, TurnEvent, load_bot
+    from arena.tournaments.openings import (
+        OpeningError,
+        check_opening,
+        format_opening,
+        parse_opening,
+    )
+
     game_class(args.game)
     options = parse_options(args.option)
     make_game(args.game, options)  # option errors before anything is started
@@ -362,6 +368,8 @@ def _preflight(bot: BotSpec, isolation: str | None) -> None:
 
 
 def _run(config: MatchConfig, observer: Any = None, on_log: Any = None) -> GameRecord:
+    import trio
+
     try:
         return trio.run(_play_until_signal, config, observer, on_log)
     except SandboxFault as e:
@@ -380,6 +388,10 @@ def duration(seconds: float) -> str:
 async def _play_until_signal(config: MatchConfig, observer: Any, on_log: Any) -> GameRecord:
     """play_match, stopped cleanly by SIGTERM as by Ctrl-C: the referee kills the bots on its
     way out, so no bot outlives an interrupted `arena match`."""
+    import trio
+
+    from arena.referee import play_match
+
     record: GameRecord | None = None
     error: Exception | None = None
     with trio.open_signal_receiver(signal.SIGTERM) as signals:
@@ -420,6 +432,8 @@ def result_line(record: GameRecord) -> str:
 
 # --- arena replay -------------------------------------------------------------------------------
 def cmd_replay(args: argparse.Namespace) -> int:
+    from arena.referee import GameRecord, TimeControl
+
     if args.game_id is None:
         record = GameRecord.load(args.file)
     else:
@@ -496,6 +510,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
 # --- arena check --------------------------------------------------------------------------------
 def cmd_check(args: argparse.Namespace) -> int:
+    from arena.referee import MatchConfig, load_bot
+    from arena.referee.bots import BuildError
+
     limits = operator_limits(args.limit)
     bot = load_bot(args.bot)
     opponent = load_bot(args.opponent)

@@ -14,13 +14,17 @@ import os
 import sys
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from arena.cli.match import _time_control, _time_options, parse_options
 from arena.errors import ArenaError
 from arena.games import GAME_NAMES
-from arena.tournaments.progress import Progress
-from arena.tournaments.sprt import SprtError, SprtParams, SprtState
+
+if TYPE_CHECKING:
+    from arena.tournaments.progress import Progress
+
+# the tournament code is imported when the command runs: `arena --help` must not import it
+# (tests/referee/test_cli_imports.py)
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -85,6 +89,7 @@ def build_config(args: argparse.Namespace) -> tuple[Any, list[str]]:
     the two bots' names."""
     from arena.referee import load_bot
     from arena.tournaments.config import config_from_dict
+    from arena.tournaments.sprt import SprtError, SprtParams
 
     games = [g.strip() for g in args.game.split(",") if g.strip()]
     try:
@@ -128,27 +133,32 @@ def build_config(args: argparse.Namespace) -> tuple[Any, list[str]]:
     return config, names
 
 
-class PairLines(Progress):
+def pair_lines() -> Progress:
     """Progress for pipes and logs: the SPRT after each game pair, one line."""
+    from arena.tournaments.progress import Progress
+    from arena.tournaments.sprt import SprtState
 
-    def sprt(self, state: SprtState) -> None:
-        print(state.summary(), flush=True)
+    class PairLines(Progress):
+        def sprt(self, state: SprtState) -> None:
+            print(state.summary(), flush=True)
 
-    def message(self, text: str) -> None:
-        print(text, flush=True)
+        def message(self, text: str) -> None:
+            print(text, flush=True)
+
+    return PairLines()
 
 
 def cmd_sprt(args: argparse.Namespace) -> int:
     import trio
 
-    from arena.tournaments.progress import LiveProgress
+    from arena.tournaments.progress import LiveProgress, Progress
     from arena.tournaments.runner import run_tournament
 
     config, bots = build_config(args)
     if args.quiet:
         progress: Progress = Progress()
     elif args.plain or not sys.stdout.isatty():
-        progress = PairLines()
+        progress = pair_lines()
     else:
         progress = LiveProgress(f"{args.new} vs {args.old}")
     outcome = trio.run(lambda: run_tournament(config, progress=progress, handle_signals=True))

@@ -6,19 +6,47 @@ replay the resulting `GameRecord` (docs/record.md). A player that is not a progr
 a `SeatSpec` whose `Seat` the referee plays against exactly as against a bot's `BotChannel`.
 """
 
-from arena.referee.bots import BotError, BotSpec, BuildError, bot_from_command, load_bot
-from arena.referee.channel import BotChannel
-from arena.referee.clock import Clocks, TimeControl, TimeControlError
-from arena.referee.match import (
-    LogEvent,
-    MatchConfig,
-    RefereeFault,
-    TurnEvent,
-    check_seed,
-    play_match,
-)
-from arena.referee.record import FORFEIT_REASONS, RECORD_FORMAT, GameRecord, RecordError
-from arena.referee.seat import BotFailure, Reply, Seat, SeatSpec
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from arena.referee.bots import BotError, BotSpec, BuildError, bot_from_command, load_bot
+    from arena.referee.channel import BotChannel
+    from arena.referee.clock import Clocks, TimeControl, TimeControlError
+    from arena.referee.match import (
+        LogEvent,
+        MatchConfig,
+        RefereeFault,
+        TurnEvent,
+        check_seed,
+        play_match,
+    )
+    from arena.referee.record import FORFEIT_REASONS, RECORD_FORMAT, GameRecord, RecordError
+    from arena.referee.seat import BotFailure, Reply, Seat, SeatSpec
+
+# The names are imported on first use (PEP 562), so that a command which only needs a manifest
+# or a record (`arena --help`, `arena replay`) does not import trio and the whole referee.
+_WHERE = {
+    "bots": ("BotError", "BotSpec", "BuildError", "bot_from_command", "load_bot"),
+    "channel": ("BotChannel",),
+    "clock": ("Clocks", "TimeControl", "TimeControlError"),
+    "match": ("LogEvent", "MatchConfig", "RefereeFault", "TurnEvent", "check_seed", "play_match"),
+    "record": ("FORFEIT_REASONS", "RECORD_FORMAT", "GameRecord", "RecordError"),
+    "seat": ("BotFailure", "Reply", "Seat", "SeatSpec"),
+}
+_MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
+
+
+def __getattr__(name: str) -> Any:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+    value = getattr(importlib.import_module(f"{__name__}.{module}"), name)
+    globals()[name] = value
+    return value
+
 
 __all__ = [
     "FORFEIT_REASONS",

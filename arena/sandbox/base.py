@@ -11,8 +11,10 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
-import trio
+if TYPE_CHECKING:  # imported where used: the CLI reads Limits without starting trio
+    import trio
 
 from arena.sandbox.limits import Limits
 
@@ -106,6 +108,8 @@ class BotProcess(ABC):
         return self
 
     async def __aexit__(self, *exc: object) -> None:
+        import trio
+
         with trio.CancelScope(shield=True):
             await self.aclose()
 
