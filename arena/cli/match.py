@@ -248,6 +248,10 @@ def parse_options(items: list[str]) -> dict[str, str]:
 
 # --- arena match --------------------------------------------------------------------------------
 def cmd_match(args: argparse.Namespace) -> int:
+    game_class(args.game)
+    options = parse_options(args.option)
+    make_game(args.game, options)  # option errors before anything is started
+
     from arena.referee import LogEvent, MatchConfig, TurnEvent, load_bot
     from arena.tournaments.openings import (
         OpeningError,
@@ -256,9 +260,6 @@ def cmd_match(args: argparse.Namespace) -> int:
         parse_opening,
     )
 
-    game_class(args.game)
-    options = parse_options(args.option)
-    make_game(args.game, options)  # option errors before anything is started
     opening = parse_opening(args.opening)
     try:
         check_opening(args.game, options, opening)

@@ -49,6 +49,7 @@ def heavy_in(names: set[str]) -> list[str]:
         ("match", "--help"),
         ("tournament", "--help"),
         ("league", "--help"),
+        ("sprt", "--help"),
         ("games",),
     ],
 )
