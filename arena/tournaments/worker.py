@@ -9,8 +9,8 @@ Protocol with the runner, JSON Lines over the worker's stdin/stdout:
 - runner -> worker: `{"type": "init", "bots": [BotEntry.to_dict(), ...]}` once, then
   `{"type": "play", "game_id", "match": {...}}` (the MatchConfig fields, bots by index). A
   `play` may carry its own `"bots"` list (the league: different bots every game), each entry
-  optionally with `"limits"` (the Limits fields that replace the manifest's) and
-  `"build": false` (built already, at submission, in the sandbox: never build at play time).
+  optionally with `"build": false` (built already, at submission, in the build sandbox: never
+  build at play time).
 - worker -> runner: `{"type": "record", "game_id", "record": {...}}` for a finished game,
   `{"type": "void", "game_id", "reason"}` when the arena failed (the game is replayed),
   `{"type": "error", "game_id", "user": bool, "message"}` for a user error such as a bad
@@ -63,10 +63,9 @@ def encode(msg: dict[str, Any]) -> bytes:
 
 def resolve_bot(entry: dict[str, Any]) -> Any:
     """A config's bot entry (BotEntry.to_dict()) as the BotSpec that plays: the manifest with
-    the entry's name, extra arguments and environment applied (and, for the league, its
-    capped limits and no build at play time)."""
+    the entry's name, extra arguments and environment applied (and, for the league, no build
+    at play time)."""
     from arena.referee import load_bot
-    from arena.sandbox import Limits
 
     spec = load_bot(entry["source"])
     changes: dict[str, Any] = {}
@@ -76,8 +75,6 @@ def resolve_bot(entry: dict[str, Any]) -> Any:
         changes["command"] = (*spec.command, *entry["args"])
     if entry.get("env"):
         changes["env"] = tuple(sorted({**dict(spec.env), **entry["env"]}.items()))
-    if entry.get("limits") is not None:
-        changes["limits"] = Limits(**entry["limits"])
     if entry.get("build") is False:
         changes["build"] = None
     return dataclasses.replace(spec, **changes) if changes else spec

@@ -1,17 +1,22 @@
-"""`arena league serve` as a real process on both backends: house bots join, rated games are
-played and read back through the API, and a SIGKILL mid-game followed by a restart loses
-nothing and records nothing twice."""
+"""`arena league serve` as a real process on both backends: house bots join, real submissions
+are validated (a C bot built in the sandbox joins; a crashing and a hostile bot are refused with
+their reason; a malicious archive never unpacks), rated games are played and read back through
+the API, and a SIGKILL mid-game followed by a restart loses nothing and records nothing
+twice."""
 
 from __future__ import annotations
 
 import collections
+import shutil
 import signal
+from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from support import BACKENDS, BOTS, Server, arena, database_url, make_league
+from support import BACKENDS, BOTS, ROOT, Server, arena, database_url, make_league
 
 from arena.league import store
+from arena.league.archives import pack_bot_dir
 
 pytestmark = pytest.mark.slow
 
@@ -25,8 +30,11 @@ def league_dir(request, tmp_path):
             concurrency="2",
             time_control='"2+0.02"',
             games='["stripes", "papagra"]',
+            memory_mb="256",
         )
         arena("league", "user", "add", "op", "--admin", "-C", str(d))
+        token = arena("league", "user", "add", "carol", "-C", str(d)).stdout.strip()
+        d.joinpath("token").write_text(token)
         for bot in ("random-py", "strong"):
             arena("league", "bot", "add", str(BOTS / bot), "--owner", "op", "-C", str(d))
         d.joinpath("url").write_text(url)
@@ -70,13 +78,92 @@ def check_consistency(url: str) -> collections.Counter:
         engine.dispose()
 
 
-def test_rated_games_survive_sigkill_and_restart(league_dir):
+def misbehaving_bot(tmp: Path, name: str, mode: str) -> Path:
+    """A bot directory running tests/referee/bots/testbot.py in one misbehaving MODE."""
+    d = tmp / name
+    d.mkdir()
+    shutil.copy(ROOT / "tests" / "referee" / "bots" / "testbot.py", d / "testbot.py")
+    (d / "bot.toml").write_text(f'name = "{name}"\ncommand = ["python3", "testbot.py", "{mode}"]\n')
+    return d
+
+
+def submit(server: Server, token: str, data: bytes):
+    return server.client.post(
+        "/api/v1/bots",
+        content=data,
+        headers={"Authorization": f"Bearer {token}", "Content-Type": "application/gzip"},
+    )
+
+
+def submit_all(server: Server, token: str, tmp: Path) -> dict[str, str]:
+    """Submit a C bot, a crashing bot, a memory hog and a malicious archive; their URLs."""
+    urls = {}
+    for name, path in (
+        ("random-c", BOTS / "random-c"),
+        ("crasher", misbehaving_bot(tmp, "crasher", "crash_at_start")),
+        ("hog", misbehaving_bot(tmp, "hog", "hog")),
+    ):
+        resp = submit(server, token, pack_bot_dir(path))
+        assert resp.status_code == 202, resp.text
+        urls[name] = resp.json()["url"]
+    evil = make_tar({"bot.toml": b'name = "evil"\ncommand = "sh x"\n', "/etc/evil": b"x"})
+    resp = submit(server, token, evil)
+    assert resp.status_code == 422 and resp.json()["error"]["field"] == "archive"
+    assert "/etc/evil" in resp.json()["error"]["message"]
+    return urls
+
+
+def make_tar(members: dict[str, bytes]) -> bytes:
+    import io
+    import tarfile
+
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz") as tar:
+        for name, body in members.items():
+            info = tarfile.TarInfo(name)
+            info.size = len(body)
+            tar.addfile(info, io.BytesIO(body))
+    return buf.getvalue()
+
+
+def validated(server: Server, url: str):
+    v = server.get(url).json()
+    return v if v["state"] != "validating" else None
+
+
+def test_submissions_rated_games_and_sigkill_restart(league_dir, tmp_path):
     url = league_dir.joinpath("url").read_text()
+    token = league_dir.joinpath("token").read_text()
     server = Server(league_dir)
     try:
+        urls = submit_all(server, token, tmp_path)
         server.wait_for(lambda: finished(server) >= 4, what="4 finished games")
         board = server.get("/api/v1/leaderboard/stripes").json()["items"]
-        assert {row["bot"] for row in board} == {"random-py", "strong"}
+        assert {"random-py", "strong"} <= {row["bot"] for row in board}
+        results = {
+            name: server.wait_for(lambda u=u: validated(server, u), what=f"{name} validated")
+            for name, u in urls.items()
+        }
+        assert results["random-c"]["state"] == "active", results["random-c"]["validation"]
+        for name in ("crasher", "hog"):
+            report = results[name]["validation"]
+            assert results[name]["state"] == "failed" and report["passed"] is False
+            assert report["problem"], report
+        assert "cannot load my weights" in results["crasher"]["validation"]["stderr_tail"]
+        assert "memory" in results["hog"]["validation"]["problem"]
+        server.wait_for(
+            lambda: any(
+                r["bot"] == "random-c" and r["games"] > 0
+                for r in server.get("/api/v1/leaderboard/stripes").json()["items"]
+            ),
+            what="random-c rated",
+        )
+        games = server.get("/api/v1/games", params={"bot": "random-c"}).json()["items"]
+        seat = [s["bot"] for s in games[0]["seats"]].index("random-c")
+        logs = server.get(
+            f"/api/v1/games/{games[0]['id']}/logs", headers={"Authorization": f"Bearer {token}"}
+        ).json()
+        assert [s["seat"] for s in logs["seats"]] == [seat]
         server.wait_for(
             lambda: server.get("/api/v1/queue").json()["counts"].get("running"),
             what="a game in flight",

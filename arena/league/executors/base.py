@@ -23,10 +23,8 @@ from typing import Any
 
 import trio
 
-from arena.league.confinement import capped_limits
 from arena.league.settings import LeagueSettings
 from arena.league.store import Claim, VoidKind
-from arena.sandbox import Limits
 
 
 @dataclass(frozen=True)
@@ -91,19 +89,16 @@ class Executor(ABC):
 
 
 def job_from_claim(claim: Claim, settings: LeagueSettings) -> GameJob:
-    """The worker's view of a claimed game: bots by directory, limits capped by the league."""
-    bots = []
-    for seat in (0, 1):
-        asked = Limits(**claim.manifests[seat].get("limits", {}))
-        limits = capped_limits(asked, settings.limits)
-        bots.append(
-            {
-                "source": claim.paths[seat],
-                "alias": claim.manifests[seat].get("league_name"),
-                "limits": dataclasses.asdict(limits),
-                "build": False,
-            }
-        )
+    """The worker's view of a claimed game: bots by directory, built at submission (never at
+    play time), the league's limits as the referee's ceiling."""
+    bots = [
+        {
+            "source": claim.paths[seat],
+            "alias": claim.manifests[seat].get("league_name"),
+            "build": False,
+        }
+        for seat in (0, 1)
+    ]
     match = {
         "game": claim.game_name,
         "options": claim.options,
@@ -114,5 +109,7 @@ def job_from_claim(claim: Claim, settings: LeagueSettings) -> GameJob:
         "opening": [list(t) for t in claim.opening],
         "cpu_affinity": [None, None],
         "isolation": settings.isolation,
+        # the league's limits are the ceiling of every manifest (Limits.capped_by, referee)
+        "limits": dataclasses.asdict(settings.limits),
     }
     return GameJob(claim.game_id, claim.attempt, match, (bots[0], bots[1]))
