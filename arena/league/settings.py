@@ -11,12 +11,13 @@ from __future__ import annotations
 import os
 import tomllib
 from collections.abc import Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from arena.referee.clock import TimeControl
 from arena.sandbox import ISOLATION_MODES, Limits
+from arena.sandbox.limits import LimitsError
 from arena.tournaments.config import (
     ConfigError,
     GameEntry,
@@ -232,7 +233,7 @@ def settings_from_dict(
         isolation=isolation,
         max_attempts=c.integer("max_attempts", data.get("max_attempts", 3), lo=1),
         opening_turns=c.integer("opening_turns", data.get("opening_turns", 2), lo=0),
-        games=_games(c, data.get("games")),
+        games=_games(c, data.get("games"), root),
         time_control=_time_control(c, tc),
         limits=_limits(c, data.get("limits", {})),
         matchmaking=_matchmaking(c, _sub(c, data, "matchmaking", _MATCHMAKING_KEYS)),
@@ -254,15 +255,10 @@ def _listen(c: _Checker, raw: Any) -> tuple[str, int]:
 
 
 def _limits(c: _Checker, raw: Any) -> Limits:
-    valid = tuple(f.name for f in fields(Limits))
-    t = c.table("limits", raw, valid)
-    kw: dict[str, Any] = {"memory_mb": 512, "processes": 32, "open_files": 128}
-    for k, v in t.items():
-        if k == "network":
-            kw[k] = c.boolean("limits.network", v)
-        else:
-            kw[k] = c.integer(f"limits.{k}", v, lo=1)
-    return Limits(**kw)
+    try:
+        return _DEFAULT_LIMITS.with_values(raw)
+    except LimitsError as e:
+        raise c.fail(e.key, e.problem) from None
 
 
 def _matchmaking(c: _Checker, t: Mapping[str, Any]) -> Matchmaking:

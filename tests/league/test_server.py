@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from support import BACKENDS, BOTS, ROOT, Server, arena, database_url, make_league
+from support import BACKENDS, BOTS, ROOT, Server, cli, database_url, make_league
 
 from arena.league import store
 from arena.league.archives import pack_bot_dir
@@ -32,11 +32,11 @@ def league_dir(request, tmp_path):
             games='["stripes", "papagra"]',
             memory_mb="256",
         )
-        arena("league", "user", "add", "op", "--admin", "-C", str(d))
-        token = arena("league", "user", "add", "carol", "-C", str(d)).stdout.strip()
+        cli("league", "user", "add", "op", "--admin", "-C", str(d))
+        token = cli("league", "user", "add", "carol", "-C", str(d)).strip()
         d.joinpath("token").write_text(token)
         for bot in ("random-py", "strong"):
-            arena("league", "bot", "add", str(BOTS / bot), "--owner", "op", "-C", str(d))
+            cli("league", "bot", "add", str(BOTS / bot), "--owner", "op", "-C", str(d))
         d.joinpath("url").write_text(url)
         yield d
 
