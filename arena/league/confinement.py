@@ -5,14 +5,13 @@ machine allows" (the local arena's policy, docs/security.md) is not enough: `ser
 `confinement_problem` and refuses to start when bots could not be confined, unless the operator
 passes `--unsafe` on purpose. The league's sandbox settings are a ceiling: a manifest may ask
 for less (less memory, fewer processes), never for more, and never for the network unless the
-league allows it (`capped_limits`). The isolation mode is the league's, whatever the manifest
-says.
+league allows it (`Limits.capped_by`, applied by the referee to `MatchConfig.limits`). The
+isolation mode is the league's, whatever the manifest says.
 """
 
 from __future__ import annotations
 
 import os
-from dataclasses import fields, replace
 
 from arena.sandbox import ISOLATION_MODES, Limits
 from arena.sandbox.process import Capabilities, capabilities
@@ -52,18 +51,7 @@ def confinement_problem(isolation: str, caps: Capabilities | None = None) -> str
 
 
 def capped_limits(requested: Limits, ceiling: Limits) -> Limits:
-    """The manifest's limits, none above the league's: the smaller of each number, the
-    network only if both allow it. A manifest's `cpu_seconds` of None (derived from the time
-    control) gives way to the ceiling's when the league sets one."""
-    values = {}
-    for f in fields(Limits):
-        mine, cap = getattr(requested, f.name), getattr(ceiling, f.name)
-        if isinstance(cap, bool):
-            values[f.name] = bool(mine) and cap
-        elif cap is None:
-            values[f.name] = mine
-        elif mine is None:
-            values[f.name] = cap
-        else:
-            values[f.name] = min(mine, cap)
-    return replace(requested, **values)
+    """What a submitted bot gets: its manifest's request under the league's ceiling. The rule
+    is the referee's own, `Limits.capped_by` (arena/sandbox/limits.py), kept here by name for
+    the league's executors."""
+    return requested.capped_by(ceiling)

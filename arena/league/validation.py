@@ -16,12 +16,11 @@ fail the version.
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field, replace
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
 from arena.games import game_class
-from arena.league.confinement import capped_limits
 from arena.league.errors import LeagueError, PlatformFault
 from arena.referee import (
     BotError,
@@ -124,7 +123,6 @@ async def validate_version(
         bot = load_submitted_bot(bot_dir)
     except LeagueError as exc:
         return ValidationReport(False, "manifest", str(exc))
-    bot = replace(bot, limits=capped_limits(bot.limits, limits))
     build_output = ""
     try:
         built = await build_bot(bot, limits=build_limits, time_limit=build_time_limit, force=True)
@@ -146,6 +144,7 @@ async def validate_version(
                 time_control=time_control,
                 seed=2 * index + seat,
                 isolation=isolation,
+                limits=limits,
             )
             try:
                 record = await play_match(config)

@@ -21,10 +21,10 @@ ALL_VARIANTS = [(name, {}) for name in GAME_NAMES]
 TC = TimeControl.parse("20+1", startup=20)
 
 
-def sdk_bot(top: Path, body: str, build: list[str] | None = None) -> Path:
+def sdk_bot(top: Path, body: str, build: list[str] | None = None, extra: str = "") -> Path:
     d = top / "bot"
     d.mkdir()
-    manifest = 'name = "candidate"\ncommand = ["python3", "bot.py"]\n'
+    manifest = 'name = "candidate"\ncommand = ["python3", "bot.py"]\n' + extra
     if build:
         manifest += f"build = {json.dumps(build)}\n"
     (d / "bot.toml").write_text(manifest)
@@ -79,6 +79,17 @@ async def test_bot_that_times_out_fails(tmp_path: Path) -> None:
     assert report.problem is not None
     assert report.problem.startswith("papagra as ")
     assert "ran out of time in turn" in report.problem
+
+
+async def test_the_leagues_limits_are_the_ceiling(tmp_path: Path) -> None:
+    """The manifest asks for 4 GiB; the league gives 200 MiB, and a 600 MiB bot is stopped."""
+    d = sdk_bot(
+        tmp_path, "    bot.memory['x'] = bytearray(600 << 20)", extra="[limits]\nmemory_mb = 4096\n"
+    )
+    report = await validate_version(d, [("papagra", {})], Limits(memory_mb=200), TC)
+    assert not report.passed
+    # killed by the memory cgroup, or (rlimit only, no cgroup) a MemoryError crash
+    assert report.games[0].reason in ("memory_limit", "crash"), report.problem
 
 
 async def test_bot_that_never_starts_stops_at_the_handshake(tmp_path: Path) -> None:

@@ -1,0 +1,173 @@
+"""`arena league submit`: upload a bot directory to a league server.
+
+The client is deliberately small and uses only the standard library (urllib), so submitting
+needs nothing but the arena itself: the directory is packed with `pack_bot_dir` (deterministic,
+so the same directory is the same archive), POSTed to `URL/api/v1/bots` as
+`application/gzip` with the user's bearer token, and the server's JSON answer is shown. Every
+failure (unreachable server, wrong token, refused archive) is one line naming the problem,
+with the server's own message when it sent one.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import urllib.error
+import urllib.parse
+import urllib.request
+from typing import Any
+
+from arena import __version__
+from arena.errors import ArenaError
+from arena.league.archives import pack_bot_dir
+
+SUBMIT_PATH = "/api/v1/bots"
+#: the token when --token is not given (keeps it out of shell history and `ps`)
+TOKEN_ENV = "ARENA_TOKEN"
+#: validation can play several games before the server answers
+DEFAULT_TIMEOUT = 600.0
+
+
+def submit(url: str, archive: bytes, token: str, *, timeout: float = DEFAULT_TIMEOUT) -> Any:
+    """POST a packed bot to the league at `url`; the server's decoded JSON answer.
+    Raises ArenaError with one line for every failure."""
+    endpoint = submit_url(url)
+    request = urllib.request.Request(
+        endpoint,
+        data=archive,
+        method="POST",
+        headers={
+            "Authorization": f"Bearer {token}",
+            "Content-Type": "application/gzip",
+            "Accept": "application/json",
+            "User-Agent": f"arena/{__version__}",
+        },
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            body = response.read()
+    except urllib.error.HTTPError as exc:
+        raise ArenaError(f"{endpoint}: {_http_problem(exc)}") from None
+    except urllib.error.URLError as exc:
+        raise ArenaError(f"cannot reach {endpoint}: {exc.reason}") from None
+    except (TimeoutError, OSError) as exc:
+        raise ArenaError(f"cannot reach {endpoint}: {exc}") from None
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise ArenaError(f"{endpoint}: the answer is not JSON: {_snippet(body)}") from None
+
+
+def submit_url(url: str) -> str:
+    parts = urllib.parse.urlsplit(url.strip())
+    if parts.scheme not in ("http", "https") or not parts.netloc:
+        raise ArenaError(f"league URL {url!r}: expected http://HOST[:PORT] or https://...")
+    return urllib.parse.urlunsplit(
+        (parts.scheme, parts.netloc, parts.path.rstrip("/") + SUBMIT_PATH, "", "")
+    )
+
+
+def _http_problem(exc: urllib.error.HTTPError) -> str:
+    """`HTTP 401: wrong token`: the status and the server's message (its JSON error body,
+    {"error": {"message": ...}}, else the start of whatever it sent)."""
+    try:
+        raw = exc.read()
+    except OSError:
+        raw = b""
+    message = None
+    try:
+        data = json.loads(raw)
+        err = data.get("error") if isinstance(data, dict) else None
+        if isinstance(err, dict):
+            message = err.get("message")
+            if err.get("field"):
+                message = f"{message} (field {err['field']})"
+        elif isinstance(err, str):
+            message = err
+    except ValueError:
+        pass
+    return f"HTTP {exc.code}: {message or _snippet(raw) or exc.reason}"
+
+
+def _snippet(raw: bytes, size: int = 200) -> str:
+    text = raw[:size].decode("utf-8", errors="replace")
+    return " ".join(text.split())
+
+
+def describe_answer(answer: Any) -> str:
+    """The server's answer for a person: the version it became and its validation status."""
+    if not isinstance(answer, dict):
+        return json.dumps(answer, ensure_ascii=False)
+    version = answer.get("version")
+    if isinstance(version, dict):  # {"version": {"bot": ..., "number": ...}}
+        answer = {**version, **{k: v for k, v in answer.items() if k != "version"}}
+        version = answer.get("number")
+    lines = []
+    name, ident = answer.get("bot") or answer.get("name"), answer.get("id")
+    head = "submitted"
+    if name:
+        head += f" {name}"
+    if version is not None:
+        head += f" version {version}"
+    if ident is not None:
+        head += f" (id {ident})"
+    lines.append(head)
+    validation = answer.get("validation")
+    status = answer.get("status")
+    if isinstance(validation, dict):
+        status = validation.get("status", status)
+        problem = validation.get("problem")
+    else:
+        status = validation if isinstance(validation, str) else status
+        problem = answer.get("problem")
+    if status is not None:
+        lines.append(f"validation: {status}")
+    if problem:
+        lines.append(f"  {problem}")
+    return "\n".join(lines) if len(lines) > 1 or name or ident else json.dumps(answer)
+
+
+# -- the command -----------------------------------------------------------------------------
+
+
+def register_submit(league_sub: argparse._SubParsersAction) -> None:
+    """Add `submit` to the `arena league` subcommands (arena/cli/league.py calls this)."""
+    p = league_sub.add_parser(
+        "submit",
+        help="upload a bot directory to a league server",
+        description="Pack BOT_DIR (a directory holding bot.toml) and submit it as a new "
+        "version of your bot; the server validates it before it joins the ladder.",
+    )
+    p.add_argument("url", metavar="URL", help="the league's address, e.g. https://league.example")
+    p.add_argument("bot_dir", metavar="BOT_DIR", help="the bot's directory (with bot.toml)")
+    p.add_argument(
+        "--token",
+        default=None,
+        help=f"your API token (default: the {TOKEN_ENV} environment variable)",
+    )
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"how long to wait for the server's answer (default {DEFAULT_TIMEOUT:g})",
+    )
+    p.add_argument("--json", action="store_true", help="print the server's answer as JSON")
+    p.set_defaults(func=cmd_submit)
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    token = args.token or os.environ.get(TOKEN_ENV)
+    if not token:
+        raise ArenaError(f"no token: pass --token TOKEN or set {TOKEN_ENV}")
+    submit_url(args.url)  # a bad URL before packing
+    archive = pack_bot_dir(args.bot_dir)
+    answer = submit(args.url, archive, token, timeout=args.timeout)
+    if args.json:
+        print(json.dumps(answer, ensure_ascii=False))
+    else:
+        print(describe_answer(answer))
+    sys.stdout.flush()
+    return 0
