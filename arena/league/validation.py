@@ -6,7 +6,8 @@ ladder only if it forfeits none of them (an illegal action, a timeout, a crash, 
 error, a failed start); anything less would only feed the ladder forfeits. The owner is told
 exactly why, in the words `arena check` uses locally (arena/referee/check.py), with the tail of
 the bot's stderr. Before the games: the manifest must load and keep the bot inside its own
-directory, and the build step, if any, must succeed in the build sandbox.
+directory, the build step, if any, must succeed in the build sandbox, and the program must be
+startable (`arena.referee.preflight.check_startable`, as `arena check` asks).
 
 Failures are told apart as everywhere in the league: the bot's mistakes make a failed report;
 the platform's (a sandbox fault, a referee bug) raise PlatformFault, and validation is simply
@@ -17,8 +18,11 @@ fail the version.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
+
+import trio
 
 from arena.games import game_class
 from arena.league.errors import LeagueError, PlatformFault
@@ -35,6 +39,7 @@ from arena.referee import (
 from arena.referee.bots import MANIFEST_NAME, load_manifest
 from arena.referee.build import BUILD_LIMITS, BUILD_TIMEOUT, build_bot
 from arena.referee.check import CHECK_MAX_TURNS, CHECK_OPPONENT, check_problem, handshake_failed
+from arena.referee.preflight import check_startable
 from arena.sandbox import Limits, SandboxFault
 
 STDERR_LINES = 20
@@ -64,7 +69,8 @@ class ValidationReport:
     """Whether a version may join the ladder, and if not, exactly why."""
 
     passed: bool
-    #: where it stopped: "manifest", "build", "games", or "passed"
+    #: where it stopped: "manifest", "build", "start" (cannot start at all: program missing,
+    #: not executable, no image), "games", or "passed"
     stage: str
     #: one line for the owner: the first failure (None when passed)
     problem: str | None
@@ -132,6 +138,16 @@ async def validate_version(
         raise PlatformFault(f"the build sandbox failed: {exc}") from exc
     if built is not None:
         build_output = _last_lines(built.stderr.strip() or built.stdout.strip())
+    try:
+        await trio.to_thread.run_sync(
+            partial(check_startable, bot, isolation=isolation, build=False)
+        )
+    except BotError as exc:
+        top = str(bot.manifest.parent) if bot.manifest else str(bot.workdir)
+        problem = str(exc).replace(top + "/", "")
+        return ValidationReport(False, "start", problem, (), "", build_output, bot.name)
+    except SandboxFault as exc:
+        raise PlatformFault(f"the sandbox cannot check the bot: {exc}") from exc
     sparring = load_bot(opponent)
     games: list[GameCheck] = []
     for index, (variant, options) in enumerate(variants):

@@ -118,6 +118,15 @@ async def test_manifest_pointing_outside_is_refused(tmp_path: Path) -> None:
     assert str(tmp_path) not in report.problem  # the server's paths are not shown
 
 
+async def test_missing_program_stops_before_the_games(tmp_path: Path) -> None:
+    d = tmp_path / "bot"
+    d.mkdir()
+    (d / "bot.toml").write_text('name = "ghost"\ncommand = ["./run"]\n')
+    report = await validate_version(d, ALL_VARIANTS, Limits(), TC)
+    assert (report.passed, report.stage, report.games) == (False, "start", ())
+    assert report.problem == "bot ghost: cannot start ./run: no such file"
+
+
 async def test_failing_build_stops_before_the_games(tmp_path: Path) -> None:
     d = sdk_bot(tmp_path, "", build=["sh", "-c", "echo 'error: no compiler' >&2; exit 2"])
     report = await validate_version(d, ALL_VARIANTS, Limits(), TC)
