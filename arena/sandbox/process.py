@@ -199,7 +199,17 @@ class UidLease:
 
     The lock is released by the kernel if the arena dies, so there are no stale claims, and
     it works across arena processes running on the same machine.
+
+    The lock file also says how its last holder left the uid: `clean` when the holder proved
+    every process of it gone (its cgroup removed, or a /proc scan found none), `busy` while a
+    bot runs. Only a uid not released clean (an arena that crashed, a bot whose leftovers
+    survived, a lock file from an older arena) costs a scan of /proc before it is handed out
+    again; the common case costs none. The directory is root's and 0700: a bot cannot forge
+    the mark.
     """
+
+    CLEAN = b"clean\n"
+    BUSY = b"busy\n"
 
     def __init__(self, uid: int, fd: int) -> None:
         self.uid = uid
@@ -224,18 +234,33 @@ class UidLease:
             except BlockingIOError:
                 os.close(fd)
                 continue
-            if processes_of_uid(uid):
-                # a previous holder's leftovers (arena crashed): do not share a uid with them
-                fcntl.flock(fd, fcntl.LOCK_UN)
+            try:
+                clean = os.pread(fd, 16, 0) == cls.CLEAN
+                if not clean and processes_of_uid(uid):
+                    # a previous holder's leftovers (arena crashed): do not share a uid
+                    fcntl.flock(fd, fcntl.LOCK_UN)
+                    os.close(fd)
+                    continue
+                _mark(fd, cls.BUSY)
+            except OSError:
                 os.close(fd)
-                continue
+                raise
             return cls(uid, fd)
         raise SandboxFault(f"all {count} sandbox uids from {base} are in use")
 
-    def release(self) -> None:
+    def release(self, clean: bool = False) -> None:
+        """Give the uid back; `clean` only when no process of it can be left (proven)."""
         if self._fd is not None:
+            if clean:
+                with contextlib.suppress(OSError):
+                    _mark(self._fd, self.CLEAN)
             os.close(self._fd)
             self._fd = None
+
+
+def _mark(fd: int, text: bytes) -> None:
+    os.ftruncate(fd, 0)
+    os.pwrite(fd, text, 0)
 
 
 def processes_of_uid(uid: int) -> list[int]:
@@ -500,7 +525,7 @@ class ProcessBot(BotProcess):
             # before the uid is released: nothing stays owned by a uid the next bot gets
             await trio.to_thread.run_sync(chown_tree, self.lent, os.geteuid())
         if self._lease is not None and (self._cgroup_gone or not processes_of_uid(self._lease.uid)):
-            self._lease.release()
+            self._lease.release(clean=True)
         try:
             # its tmpfs was only mounted in the bot's own namespace: here it is empty
             self._scratch.rmdir()
@@ -569,7 +594,7 @@ class ProcessLauncher(Launcher):
                 # e.g. a bot under /root or a 0700 pytest tmp dir: run it with the arena's
                 # own uid rather than fail, and say so (docs/security.md)
                 notes.append(f"{blocked[0]} is not reachable by an unprivileged uid")
-                lease.release()
+                lease.release(clean=True)  # nothing ran as its uid
                 lease = None
         # named after the arena, so that the next arena removes it if this one is killed
         scratch = Path(tempfile.mkdtemp(prefix=f"arena-bot-{os.getpid()}-"))
