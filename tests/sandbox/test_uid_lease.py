@@ -37,9 +37,7 @@ def lock_text(uid: int) -> bytes:
 
 
 def sleeper_as(uid: int) -> subprocess.Popen[bytes]:
-    return subprocess.Popen(
-        ["sleep", "60"], user=uid, group=uid, cwd="/"
-    )
+    return subprocess.Popen(["sleep", "60"], user=uid, group=uid, cwd="/")
 
 
 def test_marks_follow_the_lease(uid):
