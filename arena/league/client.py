@@ -14,6 +14,7 @@ import argparse
 import json
 import os
 import sys
+import time
 import urllib.error
 import urllib.parse
 import urllib.request
@@ -58,6 +59,60 @@ def submit(url: str, archive: bytes, token: str, *, timeout: float = DEFAULT_TIM
         return json.loads(body)
     except ValueError:
         raise ArenaError(f"{endpoint}: the answer is not JSON: {_snippet(body)}") from None
+
+
+def get_json(url: str, *, timeout: float = 30.0) -> Any:
+    """GET a JSON document of the league (public endpoints need no token)."""
+    request = urllib.request.Request(
+        url, headers={"Accept": "application/json", "User-Agent": f"arena/{__version__}"}
+    )
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            body = response.read()
+    except urllib.error.HTTPError as exc:
+        raise ArenaError(f"{url}: {_http_problem(exc)}") from None
+    except (urllib.error.URLError, OSError) as exc:
+        reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
+        raise ArenaError(f"cannot reach {url}: {reason}") from None
+    try:
+        return json.loads(body)
+    except ValueError:
+        raise ArenaError(f"{url}: the answer is not JSON: {_snippet(body)}") from None
+
+
+def wait_for_validation(
+    url: str, answer: dict[str, Any], *, timeout: float, poll: float = 1.0
+) -> dict[str, Any]:
+    """Follow a submission (the `url` of the server's answer) until its validation report is
+    there; the version as the server shows it. ArenaError when `timeout` passes first."""
+    path = answer.get("url")
+    if not isinstance(path, str) or not path.startswith("/"):
+        raise ArenaError("the server's answer names no version to follow (no 'url')")
+    parts = urllib.parse.urlsplit(url.strip())
+    base = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
+    target = base + path
+    deadline = time.monotonic() + timeout
+    while True:
+        version = get_json(target)
+        if isinstance(version, dict) and version.get("validation") is not None:
+            return version
+        if time.monotonic() > deadline:
+            raise ArenaError(f"{target}: still validating after {timeout:g} s")
+        time.sleep(poll)  # polling a remote server: nothing to wait on but time
+
+
+def describe_validation(version: dict[str, Any]) -> tuple[str, bool]:
+    """A finished validation for a person (the `arena check` sentences), and whether it
+    passed."""
+    report = version.get("validation") or {}
+    if report.get("passed"):
+        lines = [f"validation: passed; {version.get('bot', 'the bot')} is on the ladder"]
+        lines += [f"  warning: {w}" for w in report.get("warnings") or ()]
+        return "\n".join(lines), True
+    lines = [f"validation: failed ({report.get('stage', '?')})", f"  {report.get('problem')}"]
+    tail = (report.get("stderr_tail") or "").splitlines()[-5:]
+    lines += [f"  stderr: {line}" for line in tail]
+    return "\n".join(lines), False
 
 
 def submit_url(url: str) -> str:
@@ -126,6 +181,8 @@ def describe_answer(answer: Any) -> str:
         lines.append(f"validation: {status}")
     if problem:
         lines.append(f"  {problem}")
+    if isinstance(answer.get("url"), str):
+        lines.append(f"  follow it: GET {answer['url']}")
     return "\n".join(lines) if len(lines) > 1 or name or ident else json.dumps(answer)
 
 
@@ -152,7 +209,13 @@ def register_submit(league_sub: argparse._SubParsersAction) -> None:
         type=float,
         default=DEFAULT_TIMEOUT,
         metavar="SECONDS",
-        help=f"how long to wait for the server's answer (default {DEFAULT_TIMEOUT:g})",
+        help="how long to wait for the server's answer, and with --wait for the validation "
+        f"(default {DEFAULT_TIMEOUT:g})",
+    )
+    p.add_argument(
+        "--wait",
+        action="store_true",
+        help="wait for the validation and print its outcome (exit 1 if it failed)",
     )
     p.add_argument("--json", action="store_true", help="print the server's answer as JSON")
     p.set_defaults(func=cmd_submit)
@@ -165,9 +228,15 @@ def cmd_submit(args: argparse.Namespace) -> int:
     submit_url(args.url)  # a bad URL before packing
     archive = pack_bot_dir(args.bot_dir)
     answer = submit(args.url, archive, token, timeout=args.timeout)
-    if args.json:
+    if args.json and not args.wait:
         print(json.dumps(answer, ensure_ascii=False))
-    else:
-        print(describe_answer(answer))
+        return 0
+    if not args.json:
+        print(describe_answer(answer), flush=True)
+    if not args.wait:
+        return 0
+    version = wait_for_validation(args.url, answer, timeout=args.timeout)
+    text, passed = describe_validation(version)
+    print(json.dumps(version, ensure_ascii=False) if args.json else text)
     sys.stdout.flush()
-    return 0
+    return 0 if passed else 1
