@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import argparse
-from pathlib import Path
 
 from arena.errors import ArenaError
 from arena.games import GAME_NAMES, game_class
+from arena.resources import RULES_DIR
 
-DOCS = Path(__file__).resolve().parents[2] / "docs" / "games"
+DOCS = RULES_DIR
 
 
 def register(sub: argparse._SubParsersAction) -> None:

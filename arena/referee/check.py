@@ -9,16 +9,15 @@ the sparring bot is reported as inconclusive, never as the checked bot's.
 
 from __future__ import annotations
 
-from pathlib import Path
 from typing import Any
 
 from arena.referee.bots import BotSpec
 from arena.referee.clock import TimeControl
 from arena.referee.record import GameRecord
+from arena.resources import SPARRING_BOT
 
-ROOT = Path(__file__).resolve().parents[2]
-#: the opponent checks play against
-CHECK_OPPONENT = ROOT / "bots" / "random-py"
+#: the opponent checks play against (bots/random-py, shipped inside the package too)
+CHECK_OPPONENT = SPARRING_BOT
 #: check games are short: this many turns at most
 CHECK_MAX_TURNS = 24
 
