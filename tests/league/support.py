@@ -138,7 +138,12 @@ class Server:
             self.kill()
             raise AssertionError(f"server did not start: {line!r}\n{self.log()}")
         self.url = m.group(1)
-        self.client = httpx.Client(base_url=self.url, timeout=30)
+        spec = httpx.get(f"{self.url}/api/v1/openapi.json", timeout=30).json()
+        #: every answer is validated against the server's OpenAPI description
+        self.openapi = OpenAPIChecker(spec)
+        self.client = httpx.Client(
+            base_url=self.url, timeout=30, event_hooks={"response": [self.openapi.hook]}
+        )
 
     def log(self) -> str:
         return (self.directory / "serve.err").read_text(errors="replace")
@@ -173,3 +178,43 @@ class Server:
 
     def kill(self) -> int:
         return self.stop(signal.SIGKILL)
+
+
+class OpenAPIChecker:
+    """Validates answers against the server's own OpenAPI description: the status must be
+    documented for the path and method, and the JSON body must match its schema."""
+
+    def __init__(self, spec: dict[str, Any]) -> None:
+        import jsonschema
+
+        self.spec = spec
+        self.routes = []
+        for template, ops in spec["paths"].items():
+            pattern = "^" + re.sub(r"\{[^}]+\}", "[^/]+", template) + "$"
+            self.routes.append((re.compile(pattern), template, ops))
+        self.jsonschema = jsonschema
+        self.checked = 0
+
+    def check(self, method: str, path: str, status: int, body: Any) -> None:
+        matches = [(t, ops) for rx, t, ops in self.routes if rx.match(path)]
+        # a literal path wins over a template (/api/v1/bots vs /api/v1/bots/{name})
+        matches.sort(key=lambda m: m[0].count("{"))
+        assert matches, f"{path} is not in the OpenAPI description"
+        template, ops = matches[0]
+        op = ops.get(method.lower())
+        assert op is not None, f"{method} {template} is not in the OpenAPI description"
+        response = op["responses"].get(str(status))
+        assert response is not None, f"{method} {template}: status {status} is not documented"
+        self.checked += 1
+        schema = response.get("content", {}).get("application/json", {}).get("schema")
+        if schema is None:
+            return
+        full = {**schema, "components": self.spec["components"]}
+        self.jsonschema.validate(body, full, cls=self.jsonschema.Draft202012Validator)
+
+    def hook(self, response: Any) -> None:
+        """An httpx response event hook."""
+        response.read()
+        if response.headers.get("content-type", "").startswith("application/json"):
+            req = response.request
+            self.check(req.method, req.url.path, response.status_code, response.json())

@@ -11,13 +11,14 @@ from pathlib import Path
 import pytest
 import sqlalchemy as sa
 from starlette.testclient import TestClient
-from support import BACKENDS, BOTS, database_url
+from support import BACKENDS, BOTS, OpenAPIChecker, database_url
 
 from arena.league import migrations, store
 from arena.league.archives import pack_bot_dir
 from arena.league.service import League
 from arena.league.settings import settings_from_dict
 from arena.league.web.app import create_app
+from arena.league.web.openapi import openapi
 
 
 @pytest.fixture(scope="module", params=BACKENDS)
@@ -84,8 +85,36 @@ def world(url, tmp_path):
 
 @pytest.fixture
 def client(world):
+    """A client whose every answer is validated against the OpenAPI description."""
+    checker = OpenAPIChecker(openapi())
     with TestClient(create_app(world.league), backend="trio") as c:
+        c.event_hooks = {"request": [], "response": [checker.hook]}
         yield c
+    assert checker.checked > 0
+
+
+def test_the_openapi_description_is_served_and_sound(client):
+    """Every schema is valid JSON Schema 2020-12, every $ref resolves, every path parameter is
+    declared, and every route of the app is described (and nothing else)."""
+    import json
+    import re
+
+    import jsonschema
+
+    doc = client.get("/api/v1/openapi.json").json()
+    assert doc == json.loads(json.dumps(openapi())) and doc["openapi"].startswith("3.1")
+    for schema in doc["components"]["schemas"].values():
+        jsonschema.Draft202012Validator.check_schema(schema)
+    for ref in re.findall(r'"\$ref": "#/components/schemas/([^"]+)"', json.dumps(doc)):
+        assert ref in doc["components"]["schemas"]
+    for template, ops in doc["paths"].items():
+        for op in ops.values():
+            declared = {p["name"] for p in op.get("parameters", []) if p["in"] == "path"}
+            assert declared == set(re.findall(r"{([^}]+)}", template)), template
+    app = client.app
+    routes = {(r.path, m.lower()) for r in app.routes for m in r.methods if m != "HEAD"}
+    described = {(t, m) for t, ops in doc["paths"].items() for m in ops}
+    assert routes == described
 
 
 def auth(token: str) -> dict[str, str]:

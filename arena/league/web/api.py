@@ -214,10 +214,17 @@ def _too_large(cap: int) -> LeagueError:
     )
 
 
+async def openapi_json(request: Request) -> Response:
+    from arena.league.web.openapi import openapi
+
+    return JSONResponse(openapi())
+
+
 def api_routes() -> list[Route]:
     p = "/api/v1"
     return [
         Route(p, status),
+        Route(f"{p}/openapi.json", openapi_json),
         Route(f"{p}/me", me),
         Route(f"{p}/leaderboard/{{variant}}", leaderboard),
         Route(f"{p}/bots", bots),

@@ -1,0 +1,368 @@
+"""The OpenAPI 3.1 description of the JSON API, served at /api/v1/openapi.json.
+
+Written as data next to the endpoints so a change to one shows in review beside the other; the
+tests validate every answer the server gives against it (schemas are JSON Schema 2020-12, as
+OpenAPI 3.1 has them), so the description cannot drift from the server unnoticed.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from arena.league.store import OUTCOMES, GameState, VersionState
+
+
+def _nullable(t: str) -> dict[str, Any]:
+    return {"type": [t, "null"]}
+
+
+def _obj(props: dict[str, Any], required: list[str] | None = None, **extra: Any) -> dict:
+    return {
+        "type": "object",
+        "properties": props,
+        "required": list(props) if required is None else required,
+        **extra,
+    }
+
+
+def _ref(name: str) -> dict[str, str]:
+    return {"$ref": f"#/components/schemas/{name}"}
+
+
+def _page(item: str, **extra: Any) -> dict[str, Any]:
+    return _obj(
+        {
+            **extra,
+            "items": {"type": "array", "items": _ref(item)},
+            "limit": {"type": "integer", "minimum": 1, "maximum": 200},
+            "offset": {"type": "integer", "minimum": 0},
+            "next": _nullable("integer"),
+        }
+    )
+
+
+_STR, _INT, _NUM, _BOOL = (
+    {"type": "string"},
+    {"type": "integer"},
+    {"type": "number"},
+    {"type": "boolean"},
+)
+
+SCHEMAS: dict[str, Any] = {
+    "Error": _obj(
+        {
+            "error": _obj(
+                {"status": _INT, "message": _STR, "field": _nullable("string")},
+            )
+        }
+    ),
+    "Status": _obj(
+        {
+            "name": _STR,
+            "variants": {
+                "type": "array",
+                "items": _obj({"label": _STR, "game": _STR, "options": {"type": "object"}}),
+            },
+            "time_control": {"type": "object"},
+            "games": {"type": "object", "additionalProperties": _INT},
+        }
+    ),
+    "Me": _obj({"name": _STR, "admin": _BOOL}),
+    "LeaderboardRow": _obj(
+        {
+            "rank": _INT,
+            "bot": _STR,
+            "version": _INT,
+            "version_id": _INT,
+            "state": {"enum": [str(s) for s in VersionState]},
+            "rating": _NUM,
+            "mu": _NUM,
+            "sigma": _NUM,
+            "games": _INT,
+            "wins": _INT,
+            "draws": _INT,
+            "losses": _INT,
+            "forfeits": _INT,
+            "elo": _nullable("number"),
+            "elo_ci95": _nullable("number"),
+            "last_game_at": _nullable("string"),
+        }
+    ),
+    "Bot": _obj(
+        {
+            "name": _STR,
+            "owner": _STR,
+            "disabled": _BOOL,
+            "created_at": _STR,
+            "latest_version": _nullable("integer"),
+        }
+    ),
+    "Version": _obj(
+        {
+            "id": _INT,
+            "bot": _STR,
+            "number": _INT,
+            "state": {"enum": [str(s) for s in VersionState]},
+            "created_at": _STR,
+            "activated_at": _nullable("string"),
+            "archive_sha256": _STR,
+            "manifest": {"type": "object"},
+            "validation": {
+                "oneOf": [
+                    {"type": "null"},
+                    _obj(
+                        {"passed": _BOOL, "stage": _nullable("string")},
+                        required=["passed"],
+                    ),
+                ]
+            },
+        }
+    ),
+    "Seat": _obj({"bot": _STR, "version": _INT, "version_id": _INT}),
+    "Game": _obj(
+        {
+            "id": _INT,
+            "kind": _STR,
+            "variant": _STR,
+            "game": _STR,
+            "state": {"enum": [str(s) for s in GameState]},
+            "attempt": _INT,
+            "seats": {"type": "array", "items": _ref("Seat"), "minItems": 2, "maxItems": 2},
+            "created_at": _STR,
+            "claimed_at": _nullable("string"),
+            "finished_at": _nullable("string"),
+            "winner": {"type": ["integer", "null"], "enum": [0, 1, None]},
+            "result": _nullable("string"),
+            "reason": _nullable("string"),
+            "detail": _nullable("string"),
+            "forfeit": _nullable("boolean"),
+            "loser_seat": _nullable("integer"),
+            "scores": {"type": "array", "items": _nullable("integer")},
+            "turns": _nullable("integer"),
+            "duration": _nullable("number"),
+            "rated": _nullable("boolean"),
+        }
+    ),
+    "Void": _obj({"attempt": _INT, "kind": _STR, "reason": _STR, "at": _STR}),
+    "Record": _obj(
+        {"format": {"const": "arena-record/1"}, "result": {"type": "object"}},
+        required=["format", "result"],
+    ),
+    "Logs": _obj(
+        {
+            "game": _INT,
+            "state": _STR,
+            "seats": {
+                "type": "array",
+                "items": _obj(
+                    {
+                        "seat": _INT,
+                        "bot": _STR,
+                        "version": _INT,
+                        "stderr": _STR,
+                        "logs": {"type": "array", "items": {"type": "object"}},
+                    }
+                ),
+            },
+        }
+    ),
+    "Submitted": _obj(
+        {
+            "id": _INT,
+            "bot": _STR,
+            "version": _INT,
+            "state": _STR,
+            "status": _STR,
+            "url": _STR,
+        }
+    ),
+    "Ok": _obj({"ok": {"const": True}}),
+}
+SCHEMAS["BotDetail"] = {
+    "allOf": [
+        _ref("Bot"),
+        _obj({"versions": {"type": "array", "items": _ref("Version")}}),
+    ]
+}
+SCHEMAS["VersionDetail"] = {
+    "allOf": [
+        _ref("Version"),
+        _obj(
+            {
+                "validation": {"type": ["object", "null"]},
+                "ratings": {"type": "array", "items": {"type": "object"}},
+            }
+        ),
+    ]
+}
+SCHEMAS["GameDetail"] = {
+    "allOf": [_ref("Game"), _obj({"voids": {"type": "array", "items": _ref("Void")}})]
+}
+SCHEMAS["LeaderboardPage"] = _page("LeaderboardRow", variant=_STR)
+SCHEMAS["BotPage"] = _page("Bot")
+SCHEMAS["GamePage"] = _page("Game")
+SCHEMAS["QueuePage"] = _page("Game", counts={"type": "object", "additionalProperties": _INT})
+
+
+def _param(name: str, where: str, schema: dict[str, Any], doc: str, required=False) -> dict:
+    return {
+        "name": name,
+        "in": where,
+        "required": required or where == "path",
+        "schema": schema,
+        "description": doc,
+    }
+
+
+_PAGE_PARAMS = [
+    _param("limit", "query", {"type": "integer", "minimum": 1, "maximum": 200}, "page size"),
+    _param("offset", "query", {"type": "integer", "minimum": 0}, "items to skip"),
+]
+_ERR = {"description": "error", "content": {"application/json": {"schema": _ref("Error")}}}
+
+
+def _op(summary: str, schema: str, *, params=(), auth=False, status="200", errors=()) -> dict:
+    responses: dict[str, Any] = {
+        status: {
+            "description": summary,
+            "content": {"application/json": {"schema": _ref(schema)}},
+        }
+    }
+    for code in (*errors, *(("401",) if auth else ()), "422"):
+        responses[code] = _ERR
+    op: dict[str, Any] = {"summary": summary, "parameters": list(params), "responses": responses}
+    if auth:
+        op["security"] = [{"bearer": []}]
+    return op
+
+
+_NAME = _param("name", "path", _STR, "bot name")
+_GID = _param("game_id", "path", _INT, "game id")
+
+PATHS: dict[str, Any] = {
+    "/api/v1": {"get": _op("the league: variants, clock, games by state", "Status")},
+    "/api/v1/me": {"get": _op("whose token this is", "Me", auth=True)},
+    "/api/v1/leaderboard/{variant}": {
+        "get": _op(
+            "active versions by conservative rating (mu - 3 sigma)",
+            "LeaderboardPage",
+            params=[
+                _param("variant", "path", _STR, "a variant label of league.toml"),
+                _param("all", "query", _BOOL, "include retired and disabled versions"),
+                *_PAGE_PARAMS,
+            ],
+            errors=("404",),
+        )
+    },
+    "/api/v1/bots": {
+        "get": _op("bots", "BotPage", params=_PAGE_PARAMS),
+        "post": {
+            **_op(
+                "submit a bot directory (tar.gz, tar or zip with bot.toml), a new version",
+                "Submitted",
+                auth=True,
+                status="202",
+                errors=("400", "403", "413", "415", "429"),
+            ),
+            "requestBody": {
+                "required": True,
+                "content": {
+                    "application/gzip": {"schema": {"type": "string", "format": "binary"}},
+                    "application/zip": {"schema": {"type": "string", "format": "binary"}},
+                    "multipart/form-data": {
+                        "schema": _obj({"archive": {"type": "string", "format": "binary"}})
+                    },
+                },
+            },
+        },
+    },
+    "/api/v1/bots/{name}": {
+        "get": _op("a bot and its versions", "BotDetail", params=[_NAME], errors=("404",))
+    },
+    "/api/v1/bots/{name}/versions/{number}": {
+        "get": _op(
+            "a version: manifest, validation report, ratings",
+            "VersionDetail",
+            params=[_NAME, _param("number", "path", _INT, "version number")],
+            errors=("404",),
+        )
+    },
+    "/api/v1/bots/{name}/disable": {
+        "post": _op(
+            "admin: take a bot off the ladder (enable=true: back on)",
+            "Ok",
+            params=[_NAME, _param("enable", "query", _BOOL, "undo")],
+            auth=True,
+            errors=("403", "404"),
+        )
+    },
+    "/api/v1/users/{name}/disable": {
+        "post": _op(
+            "admin: refuse an account's token (enable=true: accept it again)",
+            "Ok",
+            params=[_param("name", "path", _STR, "user"), _param("enable", "query", _BOOL, "undo")],
+            auth=True,
+            errors=("403", "404"),
+        )
+    },
+    "/api/v1/games": {
+        "get": _op(
+            "finished games, newest first",
+            "GamePage",
+            params=[
+                _param("bot", "query", _STR, "games of this bot"),
+                _param("variant", "query", _STR, "games of this variant"),
+                _param("result", "query", {"enum": list(OUTCOMES)}, "as the bot saw it"),
+                *_PAGE_PARAMS,
+            ],
+            errors=("400", "404"),
+        )
+    },
+    "/api/v1/games/{game_id}": {
+        "get": _op(
+            "one game, with its voided attempts", "GameDetail", params=[_GID], errors=("404",)
+        )
+    },
+    "/api/v1/games/{game_id}/record": {
+        "get": _op(
+            "the game's arena-record/1 (stderr and logs removed)",
+            "Record",
+            params=[_GID],
+            errors=("404",),
+        )
+    },
+    "/api/v1/games/{game_id}/logs": {
+        "get": _op(
+            "owner or admin: the stderr and logs of the caller's bot(s) in a game",
+            "Logs",
+            params=[_GID],
+            auth=True,
+            errors=("403", "404"),
+        )
+    },
+    "/api/v1/queue": {
+        "get": _op(
+            "games in flight, then queued, with counts by state", "QueuePage", params=_PAGE_PARAMS
+        )
+    },
+    "/api/v1/openapi.json": {
+        "get": {
+            "summary": "this description",
+            "responses": {
+                "200": {"description": "OpenAPI 3.1", "content": {"application/json": {}}}
+            },
+        }
+    },
+}
+
+
+def openapi() -> dict[str, Any]:
+    return {
+        "openapi": "3.1.0",
+        "info": {"title": "arena league", "version": "1", "description": "docs/league.md"},
+        "paths": PATHS,
+        "components": {
+            "schemas": SCHEMAS,
+            "securitySchemes": {"bearer": {"type": "http", "scheme": "bearer"}},
+        },
+    }
