@@ -11,7 +11,12 @@ turn limits, so game lengths are known and spread out. It prints:
 - the fixed cost per game (bot start, handshake, end, commit to SQLite), as the intercept of
   a least-squares fit of each game's wall time against its number of turns at concurrency 1;
 - the same bot processes plainly started and stopped (spawn both, close stdin, wait), the
-  floor any arena pays, and the arena's fixed cost over that floor.
+  floor any arena pays, and the arena's fixed cost over that floor;
+- a gauntlet (one challenger against four opponents) and a round robin (five bots) of the
+  same size, 200 short games each at concurrency 2, alternating: seconds per game of each and
+  their ratio (target: the gauntlet no slower per game, ratio <= 1.0 within noise).
+
+    python benchmarks/tournament.py --formats-only     # just the gauntlet/round-robin part
 """
 
 from __future__ import annotations
@@ -80,6 +85,48 @@ def tournament(
     return elapsed, timer, outcome.played
 
 
+def format_run(bot: str, fmt: str, results: Path, games: int = 200) -> tuple[float, int]:
+    """Seconds and games for `games` short Papagra games of five bots in format `fmt`:
+    a round robin has 10 pairings, a gauntlet of one challenger 4, so rounds make up the size."""
+    pairings = {"round-robin": 10, "gauntlet": 4}[fmt]
+    config = config_from_dict(
+        {
+            "name": f"bench-{fmt}",
+            "seed": 1,
+            "format": fmt,
+            "rounds": games // (2 * pairings),
+            "concurrency": 2,
+            "bots": [{"path": bot, "name": n} for n in ("new", "a", "b", "c", "d")],
+            "games": [{"name": "papagra", "options": {"max_turns": 16}}],
+            "time_control": {"base": 60.0, "increment": 1.0},
+            "results": str(results),
+        },
+        base_dir=REPO,
+    )
+    t = time.perf_counter()
+    outcome = trio.run(lambda: run_tournament(config))
+    elapsed = time.perf_counter() - t
+    assert outcome.status == "complete" and outcome.played == games, outcome
+    return elapsed, outcome.played
+
+
+def compare_formats(bot: str, repeat: int, tmp: str) -> None:
+    per_game: dict[str, list[float]] = {"round-robin": [], "gauntlet": []}
+    for rep in range(repeat):
+        for fmt in ("round-robin", "gauntlet"):  # alternating, as above
+            elapsed, played = format_run(bot, fmt, Path(tmp) / f"{fmt}-{rep}.sqlite")
+            per_game[fmt].append(elapsed / played)
+            print(
+                f"  run {rep + 1}, {fmt:<11}: {played} games in {elapsed:6.2f} s "
+                f"= {1000 * elapsed / played:6.1f} ms per game"
+            )
+    rr, g = min(per_game["round-robin"]), min(per_game["gauntlet"])
+    print(
+        f"gauntlet vs round robin, 200 games at concurrency 2 (best of {repeat}): "
+        f"{1000 * g:.1f} vs {1000 * rr:.1f} ms per game, ratio {g / rr:.2f} (target <= 1.0)"
+    )
+
+
 def fit(points: list[tuple[int, float]]) -> tuple[float, float]:
     """Least squares seconds = a + b * turns -> (a, b)."""
     xs = [float(x) for x, _ in points]
@@ -132,7 +179,17 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=2, help="runs per concurrency, alternating")
     ap.add_argument("--bot", default=str(REPO / "bots" / "random-c"))
+    ap.add_argument("--formats-only", action="store_true", help="only gauntlet vs round robin")
     args = ap.parse_args()
+
+    if args.formats_only:
+        print(
+            f"gauntlet vs round robin: 5 x {Path(args.bot).name} (instant replies), papagra "
+            f"max_turns 16; {os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}"
+        )
+        with tempfile.TemporaryDirectory() as tmp:
+            compare_formats(args.bot, args.repeat, tmp)
+        return 0
 
     n_games = 3 * 2 * len(TURN_LIMITS) * args.rounds
     print(
@@ -181,6 +238,8 @@ def main() -> int:
         f"arena's fixed cost per game over plain start/stop: {1000 * (fixed - baseline):.1f} ms "
         f"({fixed / baseline:.1f}x the plain start/stop)"
     )
+    with tempfile.TemporaryDirectory() as tmp:
+        compare_formats(args.bot, args.repeat, tmp)
     return 0
 
 
