@@ -26,6 +26,15 @@ DEFAULT_BASE = 60.0
 DEFAULT_INCREMENT = 1.0
 
 
+#: the longest any time of a time control may be: far beyond a real game, and small enough
+#: that the CPU limit derived from it is a number the kernel takes
+MAX_SECONDS = 7 * 24 * 3600
+
+
+#: the largest CPU limit cpu_budget derives (the sandbox's bound for `cpu_seconds`)
+CPU_BUDGET_MAX = 1 << 20
+
+
 class TimeControlError(ArenaError):
     """A malformed time control on the command line or in a config."""
 
@@ -52,6 +61,12 @@ class TimeControl:
                 isinstance(value, (int, float)) and math.isfinite(value) and value > 0
             ):
                 raise TimeControlError(f"time control: {name} must be a number > 0, got {value}")
+        for name in ("startup", "base", "increment", "move_time", "margin"):
+            value = getattr(self, name)
+            if value is not None and value > MAX_SECONDS:
+                raise TimeControlError(
+                    f"time control: {name} must be at most {MAX_SECONDS} s (a week), got {value}"
+                )
 
     @classmethod
     def parse(
@@ -108,7 +123,7 @@ class TimeControl:
         if self.base is None and self.move_time is None:
             per_turn = 10.0
         total += max_turns * per_turn / 2  # each bot plays about half of the turns
-        return int(max(60.0, 2.0 * total + 10.0))
+        return min(int(max(60.0, 2.0 * total + 10.0)), CPU_BUDGET_MAX)
 
 
 def _number(what: str, value: float | str) -> float:

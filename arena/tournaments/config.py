@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
+from arena.games.base import MAX_TURNS
 from arena.referee.clock import TimeControl, TimeControlError
 from arena.sandbox import Limits, LimitsError
 from arena.tournaments.sprt import SprtError, SprtParams
@@ -50,6 +51,10 @@ _TOP_KEYS = (
 _BOT_KEYS = ("path", "command", "name", "challenger", "time_control", "args", "env", "options")
 _SPRT_KEYS = ("elo0", "elo1", "alpha", "beta", "model")
 _TC_KEYS = ("startup", "base", "increment", "move_time", "margin")
+
+
+#: bounds that keep a typo from building a schedule of billions of games
+MAX_ROUNDS = 10_000
 
 
 class ConfigError(ArenaError):
@@ -228,11 +233,13 @@ class _Checker:
     def fail(self, key: str, problem: str) -> ConfigError:
         return ConfigError(f"{self.where}: key '{key}': {problem}")
 
-    def integer(self, key: str, value: Any, lo: int | None = None) -> int:
+    def integer(self, key: str, value: Any, lo: int | None = None, hi: int | None = None) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
             raise self.fail(key, f"expected an integer, got {_show(value)}")
         if lo is not None and value < lo:
             raise self.fail(key, f"must be at least {lo}, got {value}")
+        if hi is not None and value > hi:
+            raise self.fail(key, f"must be at most {hi}, got {value}")
         return value
 
     def number(self, key: str, value: Any, positive: bool = False) -> float:
@@ -279,7 +286,9 @@ def _time_control(c: _Checker, raw: Any, key: str = "time_control") -> TimeContr
     if isinstance(raw, str):
         try:
             return TimeControl.parse(raw)
-        except TimeControlError:
+        except TimeControlError as e:
+            if "at most" in str(e):
+                raise c.fail(key, str(e).removeprefix("time control: ")) from None
             raise c.fail(
                 key, f'expected BASE+INCREMENT in seconds like "5+0.05", got {raw!r}'
             ) from None
@@ -292,7 +301,10 @@ def _time_control(c: _Checker, raw: Any, key: str = "time_control") -> TimeContr
         raise c.fail(f"{key}.increment", f"needs {key}.base (a Fischer clock)")
     if kw.get("base") is None and kw.get("move_time") is None:
         raise c.fail(key, "set base (Fischer clock) or move_time (or both)")
-    return TimeControl(**kw)
+    try:
+        return TimeControl(**kw)
+    except TimeControlError as e:
+        raise c.fail(key, str(e).removeprefix("time control: ")) from None
 
 
 def _bot_settings(c: _Checker, key: str, t: Mapping[str, Any]) -> dict[str, Any]:
@@ -478,7 +490,7 @@ def config_from_dict(
     seed = c.integer("seed", data.get("seed", 0), lo=0)
     if seed > SEED_MAX:
         raise c.fail("seed", f"must be at most {SEED_MAX} (2^63-1), got {seed}")
-    rounds = c.integer("rounds", data.get("rounds", 1), lo=1)
+    rounds = c.integer("rounds", data.get("rounds", 1), lo=1, hi=MAX_ROUNDS)
     conc = data.get("concurrency", 0)
     conc = c.integer("concurrency", conc, lo=0) or (os.cpu_count() or 1)
     if concurrency is not None:
@@ -490,7 +502,7 @@ def config_from_dict(
         raise c.fail(
             "isolation", f"expected one of {', '.join(ISOLATIONS)}, got {_show(isolation)}"
         )
-    max_attempts = c.integer("max_attempts", data.get("max_attempts", 3), lo=1)
+    max_attempts = c.integer("max_attempts", data.get("max_attempts", 3), lo=1, hi=100)
     results_raw = data.get("results", f"results/{stem}.sqlite")
     results = Path(c.string("results", results_raw)).expanduser()
     if not results.is_absolute():
@@ -498,7 +510,7 @@ def config_from_dict(
     opening_turns, opening_order, opening_seed = 2, "sequential", seed
     if "openings" in data:
         o = c.table("openings", data["openings"], ("turns", "order", "seed", "file"))
-        opening_turns = c.integer("openings.turns", o.get("turns", 2), lo=0)
+        opening_turns = c.integer("openings.turns", o.get("turns", 2), lo=0, hi=MAX_TURNS)
         opening_order = o.get("order", "sequential")
         if opening_order not in ("sequential", "random"):
             raise c.fail(

@@ -66,6 +66,8 @@ def unwritable(path: Path) -> Iterator[None]:
         (["match", "papagra", PY, PY, "-o", "max_turns=10000000"], "must be at most 100000"),
         (["match", "stripes", PY, PY, "--isolation", "docker"], "docker mode needs an image"),
         (["tournament", "run", "x.toml", "-j", "-1"], "argument -j/--concurrency"),
+        (["match", "stripes", PY, PY, "--tc", "1e300"], "base must be at most 604800 s"),
+        (["match", "stripes", PY, PY, "--startup", "1e9"], "startup must be at most"),
         (["match", "stripes", PY, PY, "--limit", "memory_mb=-5"], "--limit memory_mb must be"),
         (["check", PY, "--limit", "processes=0"], "--limit processes must be from 1"),
         (["match", "stripes", PY, PY, "--limit", "network"], "expected KEY=VALUE"),

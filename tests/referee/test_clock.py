@@ -109,3 +109,18 @@ def test_time_odds_give_each_seat_its_own_clock() -> None:
     clocks.charge(1, 0.3)
     clocks.end_turn(1)
     assert clocks.remaining == [pytest.approx(0.8), pytest.approx(2.2)]
+
+
+def test_times_are_bounded_and_the_derived_cpu_limit_fits_the_kernel():
+    """A huge time control once reached the sandbox as a CPU rlimit no C long holds, and
+    every start failed as the arena's fault (voided and replayed forever in a tournament)."""
+    from arena.referee.clock import CPU_BUDGET_MAX, MAX_SECONDS, TimeControlError
+
+    with pytest.raises(TimeControlError, match="base must be at most 604800 s"):
+        TimeControl(base=1e300)
+    with pytest.raises(TimeControlError, match="move_time must be at most"):
+        TimeControl(base=None, move_time=MAX_SECONDS + 1)
+    longest = TimeControl(
+        startup=MAX_SECONDS, base=MAX_SECONDS, increment=MAX_SECONDS, move_time=MAX_SECONDS
+    )
+    assert 60 <= longest.cpu_budget() <= CPU_BUDGET_MAX
