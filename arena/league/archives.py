@@ -243,6 +243,10 @@ def _clean_path(name: str) -> str:
     bot's directory or be shown misleadingly."""
     if not name:
         raise _member_error(name, "empty name")
+    try:
+        name.encode("utf-8")
+    except UnicodeEncodeError:  # undecodable bytes in a tar name (kept as surrogates)
+        raise _member_error(name, "names must be UTF-8") from None
     if _CONTROL.search(name):
         raise _member_error(name, "control characters in a name are not allowed")
     if "\\" in name:
@@ -536,6 +540,11 @@ class BlobStore:
                 f.flush()
                 os.fsync(f.fileno())
             os.replace(tmp, final)
+            dir_fd = os.open(final.parent, os.O_RDONLY | os.O_DIRECTORY)
+            try:
+                os.fsync(dir_fd)  # the rename itself survives a power loss
+            finally:
+                os.close(dir_fd)
         except BaseException:
             with contextlib.suppress(OSError):
                 os.unlink(tmp)

@@ -315,6 +315,18 @@ def test_control_characters_and_backslashes() -> None:
     assert "backslashes" in str(refused(zip_bytes([*GOOD, ("..\\evil", b"")])))
 
 
+def test_names_must_be_utf8() -> None:
+    raw = tarfile.TarInfo("x")
+    raw.name = b"caf\xe9.py".decode("utf-8", "surrogateescape")
+    buf = io.BytesIO()
+    with tarfile.open(fileobj=buf, mode="w:gz", format=tarfile.GNU_FORMAT) as tar:
+        tar.addfile(tarfile.TarInfo("bot.toml"))
+        tar.addfile(raw)
+    err = refused(buf.getvalue())
+    assert str(err) == "archive member 'caf\\udce9.py': names must be UTF-8"
+    str(err).encode("utf-8")  # the message itself can be sent as JSON
+
+
 @settings(max_examples=150, deadline=None)
 @given(
     st.lists(
