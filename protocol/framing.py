@@ -25,11 +25,22 @@ ENCODINGS: tuple[str, ...] = ("msgpack", "json")
 DEFAULT_MAX_MESSAGE_BYTES = 1 << 20
 
 
+#: how many bytes of an offending message a ProtocolError keeps (see `ProtocolError.data`)
+HEAD_BYTES = 256
+
+
 class ProtocolError(Exception):
     """The other side broke protocol v1 (malformed bytes, over the cap, wrong field types).
 
-    The message is meant for a bot author and says precisely what was wrong.
+    The message is meant for a bot author and says precisely what was wrong. `data` holds the
+    first bytes (up to HEAD_BYTES) of the offending message when the error is about its bytes,
+    so that the receiver can show them and guess what the sender meant (text on stdout, the
+    other encoding, a message spread over lines).
     """
+
+    def __init__(self, message: str, data: bytes = b"") -> None:
+        super().__init__(message)
+        self.data = bytes(data[:HEAD_BYTES])
 
 
 def _check_encoding(encoding: str) -> str:
@@ -96,6 +107,9 @@ class Decoder:
         self._fed = 0  # total bytes fed (msgpack)
         self._consumed = 0  # stream offset after the last complete message (msgpack)
         self._buf = bytearray()  # unfinished line (json)
+        #: the first HEAD_BYTES of the stream from `_consumed` on (msgpack): the start of the
+        #: message being decoded, for error reports
+        self._head = bytearray()
         if encoding == "msgpack":
             # The buffer holds at most one unfinished message (<= cap) plus one fed slice
             # (<= cap): see feed().
@@ -112,6 +126,15 @@ class Decoder:
         if self.encoding == "msgpack":
             return self._fed - self._consumed
         return len(self._buf)
+
+    @property
+    def pending_head(self) -> bytes:
+        """The first bytes (up to HEAD_BYTES) of the unfinished message, b"" at a boundary."""
+        if not self.pending_bytes:
+            return b""
+        if self.encoding == "msgpack":
+            return bytes(self._head)
+        return bytes(self._buf[:HEAD_BYTES])
 
     def feed(self, data: bytes) -> list[dict[str, Any]]:
         if self._error is not None:
@@ -132,12 +155,17 @@ class Decoder:
         # slices of at most `cap` bytes keep the unpacker's buffer under its limit
         for start in range(0, len(view), cap):
             chunk = view[start : start + cap]
+            chunk_start = self._fed
             self._unpacker.feed(chunk)
             self._fed += len(chunk)
-            self._drain_msgpack(out)
+            if len(self._head) < HEAD_BYTES:  # the head reaches up to this chunk: extend it
+                self._head += chunk[: HEAD_BYTES - len(self._head)]
+            self._drain_msgpack(out, chunk, chunk_start)
         return out
 
-    def _drain_msgpack(self, out: list[dict[str, Any]]) -> None:
+    def _drain_msgpack(
+        self, out: list[dict[str, Any]], chunk: memoryview, chunk_start: int
+    ) -> None:
         cap = self.max_message_bytes
         unpacker = self._unpacker
         while True:
@@ -147,23 +175,30 @@ class Decoder:
                 break
             except UnicodeDecodeError as e:
                 raise ProtocolError(
-                    f"malformed msgpack: a string is not valid UTF-8 ({e.reason})"
+                    f"malformed msgpack: a string is not valid UTF-8 ({e.reason})", self._head
                 ) from None
             except (ValueError, TypeError, msgpack.UnpackException) as e:
                 why = str(e) or f"{type(e).__name__} (not a valid msgpack value)"
-                raise ProtocolError(f"malformed msgpack: {why}") from None
+                raise ProtocolError(f"malformed msgpack: {why}", self._head) from None
             end = unpacker.tell()
             size = end - self._consumed
-            self._consumed = end
             if size > cap:
-                raise ProtocolError(f"message of {size} bytes exceeds the cap of {cap} bytes")
+                raise ProtocolError(
+                    f"message of {size} bytes exceeds the cap of {cap} bytes", self._head
+                )
             if type(obj) is not dict:
-                raise ProtocolError(f"expected a map, got {_kind(obj)}")
+                raise ProtocolError(f"expected a map, got {_kind(obj)}", self._head)
+            self._consumed = end
+            # every message completed by this chunk ends inside it (earlier ones were drained
+            # by earlier feeds), so the next message's head starts in it too
+            offset = end - chunk_start
+            self._head = bytearray(chunk[offset : offset + HEAD_BYTES])
             out.append(obj)
         pending = self._fed - self._consumed
         if pending > cap:
             raise ProtocolError(
-                f"message exceeds the cap of {cap} bytes ({pending} bytes received, unfinished)"
+                f"message exceeds the cap of {cap} bytes ({pending} bytes received, unfinished)",
+                self._head,
             )
 
     # --- JSON Lines --------------------------------------------------------------------------
@@ -180,7 +215,7 @@ class Decoder:
             for line in lines:
                 if len(line) > cap:
                     raise ProtocolError(
-                        f"message of {len(line)} bytes exceeds the cap of {cap} bytes"
+                        f"message of {len(line)} bytes exceeds the cap of {cap} bytes", line
                     )
                 if line.endswith(b"\r"):
                     line = line[:-1]
@@ -190,22 +225,40 @@ class Decoder:
             self._buf = buf = bytearray(rest)
         if len(buf) > cap:
             raise ProtocolError(
-                f"message exceeds the cap of {cap} bytes ({len(buf)} bytes received, no newline)"
+                f"message exceeds the cap of {cap} bytes ({len(buf)} bytes received, no newline)",
+                buf,
+            )
+        first = buf[:64].lstrip(b" \t\r")[:1]
+        if first and first[0] not in _JSON_STARTS:
+            # no JSON value starts so (binary data, text): say so now, not at the newline,
+            # which may never come
+            raise ProtocolError(
+                f"malformed JSON line: it starts with {_byte(first[0])}, which begins no JSON "
+                "value",
+                buf,
             )
         return out
+
+
+#: the bytes a JSON value can start with (after whitespace)
+_JSON_STARTS = frozenset(b'{["-0123456789tfn')
+
+
+def _byte(b: int) -> str:
+    return repr(chr(b)) if 0x20 < b < 0x7F else f"byte 0x{b:02x}"
 
 
 def _json_message(line: bytes) -> dict[str, Any]:
     try:
         text = line.decode("utf-8")
     except UnicodeDecodeError as e:
-        raise ProtocolError(f"malformed JSON line: not valid UTF-8 ({e.reason})") from None
+        raise ProtocolError(f"malformed JSON line: not valid UTF-8 ({e.reason})", line) from None
     try:
         obj = json.loads(text, parse_constant=_reject_constant)
     except ValueError as e:
-        raise ProtocolError(f"malformed JSON line: {e}") from None
+        raise ProtocolError(f"malformed JSON line: {e}", line) from None
     if type(obj) is not dict:
-        raise ProtocolError(f"expected a JSON object, got {_kind(obj)}")
+        raise ProtocolError(f"expected a JSON object, got {_kind(obj)}", line)
     return obj
 
 
@@ -253,6 +306,7 @@ def decode_all(
 __all__ = [
     "DEFAULT_MAX_MESSAGE_BYTES",
     "ENCODINGS",
+    "HEAD_BYTES",
     "Decoder",
     "Encoder",
     "ProtocolError",

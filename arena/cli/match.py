@@ -513,6 +513,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
 def cmd_check(args: argparse.Namespace) -> int:
     from arena.referee import MatchConfig, load_bot
     from arena.referee.bots import BuildError
+    from arena.referee.channel import STDERR_SEPARATOR
 
     limits = operator_limits(args.limit)
     bot = load_bot(args.bot)
@@ -564,13 +565,13 @@ def cmd_check(args: argparse.Namespace) -> int:
                 )
             else:
                 problems += 1
-                print(f"FAIL {label}: {problem}")
+                # the detail's stderr lines are printed once, below, as the bot's stderr
+                print(f"FAIL {label}: {problem.partition(STDERR_SEPARATOR)[0]}")
+                _print_stderr(record, seat)
                 if handshake_failed(record, seat):
                     # the handshake itself is broken: every other game would say the same
-                    _print_stderr(record, seat)
                     print(f"{bot.name}: the handshake failed; fix it first")
                     return 1
-                _print_stderr(record, seat)
     if problems:
         print(f"{bot.name}: {problems} problem(s)")
         return 1
@@ -579,6 +580,8 @@ def cmd_check(args: argparse.Namespace) -> int:
 
 
 def _print_stderr(record: GameRecord, seat: int) -> None:
-    tail = record.stderr[seat].rstrip().splitlines()[-5:]
-    for line in tail:
+    """The bot's stderr as a failure's detail shows it (the line naming the error kept)."""
+    from arena.referee.channel import stderr_lines
+
+    for line in stderr_lines(record.stderr[seat]).splitlines():
         print(f"     stderr: {line}")

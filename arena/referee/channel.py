@@ -15,11 +15,13 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 from collections.abc import Callable
 from typing import Any
 
 import trio
 
+from arena.referee.diagnose import Silence, explain_bad_bytes, explain_silence
 from arena.referee.seat import BotFailure, Reply, Seat
 from arena.sandbox import BotProcess, ExitInfo
 from protocol.framing import Decoder, Encoder, ProtocolError
@@ -30,6 +32,10 @@ EXIT_WAIT = 1.0
 STDERR_SEPARATOR = "; last stderr lines:\n"
 #: how many stderr lines go into a crash's detail (the record keeps the whole captured tail)
 STDERR_LINES = 8
+#: how long a bot that missed its deadline is watched for late output (see _explain_silence)
+LATE_OUTPUT_WAIT = 0.5
+#: output that came this close before the bot's stdout closed came as it exited
+AT_EXIT = 0.25
 
 
 def _fileno(stream: object) -> int | None:
@@ -44,9 +50,28 @@ def _fileno(stream: object) -> int | None:
     return fd if isinstance(fd, int) and fd >= 0 else None
 
 
+#: a stderr line that names an error (Node's `Error: Cannot find module`, Python's last line,
+#: a Rust panic, a C++ terminate): kept in an excerpt wherever it is
+_ERROR_LINE = re.compile(
+    r"^\s*(?:Uncaught\s+)?(?:[\w.$]*(?:Error|Exception)\b|thread .* panicked|panicked at"
+    r"|terminate called|fatal error|Segmentation fault)"
+)
+
+
 def stderr_lines(text: str, n: int = STDERR_LINES) -> str:
-    lines = [line[:300] for line in text.rstrip().splitlines()[-n:]]
-    return "\n".join(lines)
+    """At most `n` non-blank lines of a bot's stderr for a failure's detail: the last ones, and
+    when the tail does not say what failed, the first lines and the line naming the error
+    (a Node crash ends in a stack and `Node.js v20`, its error is above the stack)."""
+    lines = [line[:300] for line in text.splitlines() if line.strip()]
+    if len(lines) <= n:
+        return "\n".join(lines)
+    tail = lines[-(n - 3) :]
+    if any(_ERROR_LINE.match(line) for line in tail):
+        return "\n".join(lines[-n:])
+    head = lines[:1]
+    key = next((line for line in lines[1 : -len(tail)] if _ERROR_LINE.match(line)), None)
+    middle = [key] if key is not None else lines[1:2]
+    return "\n".join([*head, "[...]", *middle, "[...]", *tail])
 
 
 class BotChannel(Seat):
@@ -70,10 +95,15 @@ class BotChannel(Seat):
         self._expecting: str | None = None  # request type awaiting its reply
         self._reply: Reply | None = None
         self._wakeup = trio.Event()
+        self._encoding = encoding
         #: a protocol error seen by the reader (possibly while no request was pending)
         self.error: str | None = None
         self.eof = False
         self.eof_at_boundary = True
+        self._eof_event = trio.Event()
+        #: bytes read from the bot's stdout so far, and when the last of them came
+        self.received = 0
+        self.last_arrival: float | None = None
 
     # --- the reader task ---------------------------------------------------------------------
     async def reader(self) -> None:
@@ -98,16 +128,19 @@ class BotChannel(Seat):
                 if not data:
                     break
                 arrived = trio.current_time()
+                self.received += len(data)
+                self.last_arrival = arrived
                 for msg in feed(data):
                     self._dispatch(msg, arrived)
         except ProtocolError as e:
-            self.error = str(e)
+            self.error = explain_bad_bytes(e, self._encoding)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
         finally:
             self.eof = True
             self.eof_at_boundary = self._decoder.pending_bytes == 0
             self._wakeup.set()
+            self._eof_event.set()
 
     def _dispatch(self, msg: dict[str, Any], arrived: float) -> None:
         if msg.get("type") == "log":
@@ -191,11 +224,47 @@ class BotChannel(Seat):
                 {"deadline": deadline, "elapsed": None},
             )
         elapsed = now - written
+        hint = await self._explain_silence(request_type, now)
         raise BotFailure(
             "time_forfeit",
             f"no reply to {request_type} within {deadline:.3f} s + {margin:g} s margin "
-            f"(waited {elapsed:.3f} s)",
+            f"(waited {elapsed:.3f} s){hint}",
             {"deadline": deadline, "elapsed": round(elapsed, 6)},
+            hint=hint,
+        )
+
+    async def _explain_silence(self, request_type: str, flagged_at: float) -> str:
+        """Why a reply did not come, for the bot's author: closes the bot's stdin and waits
+        up to LATE_OUTPUT_WAIT for what it still had to say (a program that buffers its output
+        writes it when it exits, and most bots exit when their stdin closes).
+
+        The bot has lost already; only the words of the failure depend on this."""
+        received = self.received
+        self._expecting = request_type  # a late reply is read as one, not as an error
+        await self.close_input()
+        with trio.move_on_after(LATE_OUTPUT_WAIT):
+            await self._eof_event.wait()
+        self._expecting = None
+        late_bytes = self.received - received
+        late_by = None
+        if late_bytes and self.last_arrival is not None:
+            late_by = max(0.0, self.last_arrival - flagged_at)
+        at_exit = (
+            self.eof
+            and self.last_arrival is not None
+            and trio.current_time() - self.last_arrival < AT_EXIT
+        )
+        return explain_silence(
+            Silence(
+                request=request_type,
+                encoding=self._encoding,
+                received=received,
+                late_bytes=late_bytes,
+                late_by=late_by,
+                at_exit=bool(late_bytes and at_exit),
+                exited=self.eof,
+                pending=self._decoder.pending_head,
+            )
         )
 
     async def crash_failure(self, what: str) -> BotFailure:

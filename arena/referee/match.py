@@ -28,6 +28,7 @@ from arena.games import IllegalAction, Result, State, make_game
 from arena.referee.bots import BotSpec, BuildError
 from arena.referee.channel import STDERR_SEPARATOR, BotChannel, stderr_lines
 from arena.referee.clock import Clocks, TimeControl
+from arena.referee.diagnose import encoding_hint, stderr_suggests_decoding
 from arena.referee.record import FORFEIT_REASONS, GameRecord, now_iso
 from arena.referee.seat import BotFailure, Seat, SeatSpec
 from arena.sandbox import BotProcess, LaunchError, Limits, SandboxFault, launcher_for
@@ -176,6 +177,33 @@ def play_opening(state: State, opening: Sequence[Sequence[str]]) -> dict[str, An
             raise ArenaError(f"the opening ends the game at turn {n}")
         last_turn = {"seat": seat, "actions": list(turn)}
     return last_turn
+
+
+def _silent_start(channel: Seat, f: BotFailure, startup: float) -> BotFailure:
+    """No ready in time: say so, with why it may be (f.hint) and the bot's last stderr lines
+    (a bot that could not read its hello often says so on stderr once its stdin closes)."""
+    detail = f"did not answer hello within {startup:g} s{f.hint}"
+    info = dict(f.info)
+    if isinstance(channel, BotChannel):
+        tail = stderr_lines(channel.proc.stderr_tail())
+        if tail:
+            detail += f"{STDERR_SEPARATOR}{tail}"
+            info["stderr_tail"] = tail
+    return BotFailure("failed_start", detail, info, hint=f.hint)
+
+
+def _crash_at_start(channel: Seat, f: BotFailure) -> BotFailure:
+    """Exited before ready. A bot that sent nothing and complains of decoding on stderr may
+    read the other encoding than its manifest declares: say which one it was sent."""
+    base, sep, tail = f.detail.partition(STDERR_SEPARATOR)
+    hint = ""
+    if (
+        isinstance(channel, BotChannel)
+        and channel.received == 0
+        and stderr_suggests_decoding(channel.proc.stderr_tail())
+    ):
+        hint = f"; {encoding_hint(channel.encoder.encoding)}"
+    return BotFailure("failed_start", f"before ready: {base}{hint}{sep}{tail}", f.info, hint=hint)
 
 
 def _seat_settings(config: MatchConfig, seat: int) -> dict[str, Any]:
@@ -418,13 +446,9 @@ class _Referee:
             reply, _ = await channel.request(hello, remaining, tc.margin)
         except BotFailure as f:
             if f.reason == "time_forfeit":
-                raise BotFailure(
-                    "failed_start",
-                    f"did not answer hello within {tc.startup:g} s",
-                    f.info,
-                ) from None
+                raise _silent_start(channel, f, tc.startup) from None
             if f.reason == "crash":
-                raise BotFailure("failed_start", f"before ready: {f.detail}", f.info) from None
+                raise _crash_at_start(channel, f) from None
             raise
         msg = reply.msg
         self.want_legal[seat] = bool(msg.get("legal", False))

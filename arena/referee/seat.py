@@ -31,6 +31,9 @@ class BotFailure(Exception):
     reason: str  # time_forfeit, protocol_error, crash, memory_limit, failed_start, ...
     detail: str
     info: dict[str, Any] = field(default_factory=dict)  # extra facts for the record
+    #: advice for the bot's author that `detail` ends with ("; its output was buffered ..."),
+    #: kept apart so that a caller rewording the detail can keep it
+    hint: str = ""
 
     def __str__(self) -> str:
         return f"{self.reason}: {self.detail}"

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import shutil
 import signal
 import subprocess
 import sys
@@ -174,3 +175,24 @@ def test_interrupted_match_leaves_no_bot_behind(sig):
 def test_check_handles_multi_action_games(capsys, game):
     code, out, _ = run(capsys, "check", str(BOTS / "random-py"), "--game", game, "--turns", "5")
     assert code == 0, out
+
+
+def test_check_prints_a_crash_stderr_once(capsys):
+    bad = f"{sys.executable} {TESTBOT} crash"
+    code, out, _ = run(capsys, "check", bad, "--game", "stripes", "--turns", "6")
+    assert code == 1
+    assert "FAIL stripes as red: crashed: stdout closed: exited with status 3" in out
+    assert out.count("Traceback: boom") == 2, out  # once per game (red, blue), not twice each
+    assert "     stderr: Traceback: boom" in out
+    assert "last stderr lines" not in out
+
+
+def test_check_shows_the_line_naming_a_node_error(capsys, tmp_path):
+    if shutil.which("node") is None:
+        pytest.skip("node is not installed")
+    bot = f"node {TESTBOT.parent / 'missing_module.js'}"
+    code, out, _ = run(capsys, "check", bot, "--game", "stripes")
+    assert code == 1
+    assert "     stderr: Error: Cannot find module 'msgpack-lite'" in out
+    assert out.count("Cannot find module") == 1, out
+    assert "the handshake failed" in out

@@ -19,6 +19,7 @@ from protocol import (
     check_reply,
     decode_all,
 )
+from protocol.framing import HEAD_BYTES
 
 ENCODINGS = ["msgpack", "json"]
 
@@ -187,3 +188,45 @@ def test_json_and_msgpack_carry_the_same_messages():
     for encoding in ENCODINGS:
         assert decode_all(Encoder(encoding).encode(msg), encoding) == [msg]
     assert json.loads(Encoder("json").encode(msg)) == msg
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+@settings(max_examples=40, deadline=None)
+@given(
+    msgs=st.lists(messages, max_size=4),
+    text=st.text(alphabet="abcdefghij klmnop:.", min_size=1, max_size=300),
+    cuts=st.lists(st.integers(0, 2000)),
+)
+def test_error_data_is_the_start_of_the_offending_message(encoding, msgs, text, cuts):
+    """Whatever came before and however the bytes are cut, a bad message's error carries its
+    first bytes (what a debug print on stdout looks like to the referee)."""
+    junk = ("Debug " + text + "\n").encode()
+    data = b"".join(Encoder(encoding).encode(m) for m in msgs) + junk
+    dec = Decoder(encoding)
+    points = sorted({c % (len(data) + 1) for c in cuts} | {0, len(data)})
+    with pytest.raises(ProtocolError) as err:
+        for a, b in itertools.pairwise(points):
+            dec.feed(data[a:b])
+    assert err.value.data and junk.startswith(err.value.data)
+    assert len(err.value.data) <= HEAD_BYTES
+
+
+def test_json_refuses_a_line_no_json_value_starts_with_at_once():
+    dec = Decoder("json")
+    with pytest.raises(ProtocolError, match="starts with byte 0x82, which begins no JSON value"):
+        dec.feed(b"\x82\xa4type")  # msgpack, no newline needed to tell
+    with pytest.raises(ProtocolError, match="starts with 'S'"):
+        Decoder("json").feed(b"  Starting")
+    assert Decoder("json").feed(b"  {") == []  # a JSON value may still come
+
+
+def test_pending_head_shows_an_unfinished_message():
+    dec = Decoder("json")
+    dec.feed(b'{"type":"ready"}')
+    assert dec.pending_head == b'{"type":"ready"}'
+    packed = Encoder().encode({"type": "log", "message": "x" * 500})
+    dec = Decoder()
+    dec.feed(Encoder().encode({"type": "a"}) + packed[:300])
+    assert dec.pending_head == packed[:HEAD_BYTES]
+    dec.feed(packed[300:])
+    assert dec.pending_head == b""
