@@ -69,14 +69,56 @@ def register(sub: argparse._SubParsersAction) -> None:
     _league_dir(ba)
     ba.set_defaults(func=cmd_bot_add)
 
-    # the client side, `arena league submit` (arena/league/client.py), once it exists; looked
-    # for without importing the league package. `arena --help` must import no arena.league
-    # module (tests/referee/test_cli_imports.py): declare the submit parser here and import
-    # the client when the command runs
-    if (Path(__file__).resolve().parents[1] / "league" / "client.py").is_file():
-        from arena.league.client import register_submit
+    # the client side: upload a bot to a league server (arena/league/client.py, imported when
+    # the command runs: `arena --help` imports no arena.league module, see
+    # tests/referee/test_cli_imports.py)
+    _register_submit(lsub)
 
-        register_submit(lsub)
+
+#: the token when --token is not given (keeps it out of shell history and `ps`)
+TOKEN_ENV = "ARENA_TOKEN"
+#: validation plays several games before the server has a report
+SUBMIT_TIMEOUT = 600.0
+
+
+def _register_submit(lsub: argparse._SubParsersAction) -> None:
+    p = lsub.add_parser(
+        "submit",
+        help="upload a bot directory to a league server",
+        description="Pack BOT_DIR (a directory holding bot.toml) and submit it as a new "
+        "version of your bot; the server validates it before it joins the ladder.",
+    )
+    p.add_argument("url", metavar="URL", help="the league's address, e.g. https://league.example")
+    p.add_argument("bot_dir", metavar="BOT_DIR", help="the bot's directory (with bot.toml)")
+    p.add_argument("--token", default=None, help=f"your API token (default: ${TOKEN_ENV})")
+    p.add_argument(
+        "--timeout",
+        type=float,
+        default=SUBMIT_TIMEOUT,
+        metavar="SECONDS",
+        help="how long to wait for the server's answer, and with --wait for the validation "
+        f"(default {SUBMIT_TIMEOUT:g})",
+    )
+    p.add_argument(
+        "--wait",
+        action="store_true",
+        help="wait for the validation and print its outcome (exit 1 if it failed)",
+    )
+    p.add_argument("--json", action="store_true", help="print the server's answer as JSON")
+    p.set_defaults(func=cmd_submit)
+
+
+def cmd_submit(args: argparse.Namespace) -> int:
+    from arena.league.client import run_submit
+
+    return run_submit(
+        args.url,
+        args.bot_dir,
+        args.token,
+        wait=args.wait,
+        as_json=args.json,
+        timeout=args.timeout,
+    )
 
 
 def _league_dir(p: argparse.ArgumentParser) -> None:

@@ -10,7 +10,6 @@ with the server's own message when it sent one.
 
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import sys
@@ -26,7 +25,7 @@ from arena.league.archives import pack_bot_dir
 
 SUBMIT_PATH = "/api/v1/bots"
 #: the token when --token is not given (keeps it out of shell history and `ps`)
-TOKEN_ENV = "ARENA_TOKEN"
+TOKEN_ENV = "ARENA_TOKEN"  # as arena/cli/league.py
 #: validation can play several games before the server answers
 DEFAULT_TIMEOUT = 600.0
 
@@ -186,57 +185,30 @@ def describe_answer(answer: Any) -> str:
     return "\n".join(lines) if len(lines) > 1 or name or ident else json.dumps(answer)
 
 
-# -- the command -----------------------------------------------------------------------------
+# -- the command (its parser is in arena/cli/league.py, which imports this module only when
+# `arena league submit` runs: the CLI's start-up imports no arena.league module) -----------
 
 
-def register_submit(league_sub: argparse._SubParsersAction) -> None:
-    """Add `submit` to the `arena league` subcommands (arena/cli/league.py calls this)."""
-    p = league_sub.add_parser(
-        "submit",
-        help="upload a bot directory to a league server",
-        description="Pack BOT_DIR (a directory holding bot.toml) and submit it as a new "
-        "version of your bot; the server validates it before it joins the ladder.",
-    )
-    p.add_argument("url", metavar="URL", help="the league's address, e.g. https://league.example")
-    p.add_argument("bot_dir", metavar="BOT_DIR", help="the bot's directory (with bot.toml)")
-    p.add_argument(
-        "--token",
-        default=None,
-        help=f"your API token (default: the {TOKEN_ENV} environment variable)",
-    )
-    p.add_argument(
-        "--timeout",
-        type=float,
-        default=DEFAULT_TIMEOUT,
-        metavar="SECONDS",
-        help="how long to wait for the server's answer, and with --wait for the validation "
-        f"(default {DEFAULT_TIMEOUT:g})",
-    )
-    p.add_argument(
-        "--wait",
-        action="store_true",
-        help="wait for the validation and print its outcome (exit 1 if it failed)",
-    )
-    p.add_argument("--json", action="store_true", help="print the server's answer as JSON")
-    p.set_defaults(func=cmd_submit)
-
-
-def cmd_submit(args: argparse.Namespace) -> int:
-    token = args.token or os.environ.get(TOKEN_ENV)
+def run_submit(
+    url: str, bot_dir: str, token: str | None, *, wait: bool, as_json: bool, timeout: float
+) -> int:
+    """`arena league submit`: pack, upload, print; with `wait`, follow the validation (exit 1
+    if the version was refused)."""
+    token = token or os.environ.get(TOKEN_ENV)
     if not token:
         raise ArenaError(f"no token: pass --token TOKEN or set {TOKEN_ENV}")
-    submit_url(args.url)  # a bad URL before packing
-    archive = pack_bot_dir(args.bot_dir)
-    answer = submit(args.url, archive, token, timeout=args.timeout)
-    if args.json and not args.wait:
+    submit_url(url)  # a bad URL before packing
+    archive = pack_bot_dir(bot_dir)
+    answer = submit(url, archive, token, timeout=timeout)
+    if as_json and not wait:
         print(json.dumps(answer, ensure_ascii=False))
         return 0
-    if not args.json:
+    if not as_json:
         print(describe_answer(answer), flush=True)
-    if not args.wait:
+    if not wait:
         return 0
-    version = wait_for_validation(args.url, answer, timeout=args.timeout)
+    version = wait_for_validation(url, answer, timeout=timeout)
     text, passed = describe_validation(version)
-    print(json.dumps(version, ensure_ascii=False) if args.json else text)
+    print(json.dumps(version, ensure_ascii=False) if as_json else text)
     sys.stdout.flush()
     return 0 if passed else 1
