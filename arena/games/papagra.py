@@ -18,6 +18,7 @@ group and a region have the same size and are memoised per translation class in 
 
 from __future__ import annotations
 
+import functools
 import itertools
 import re
 from collections.abc import Mapping
@@ -142,7 +143,10 @@ class Layout:
         return out
 
 
+@functools.cache
 def _make_layout(grid: Grid) -> Layout:
+    """The bit layout of a board; grids are cached per size, so is this (immutable, and
+    tens of milliseconds to compute: a per-game cost in a tournament otherwise)."""
     qs = [q for q, _ in grid.lattice]
     rs = [r for _, r in grid.lattice]
     q0, r0 = min(qs), min(rs)

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import fcntl
+import functools
 import hashlib
 import os
 import shlex
@@ -124,15 +125,13 @@ class BotSpec:
     def executable_hash(self) -> str:
         """sha256 of the bot's executable (or script) if resolvable, else of the command."""
         path = self.executable_path()
-        h = hashlib.sha256()
         if path is not None:
             try:
-                with path.open("rb") as f:
-                    for block in iter(lambda: f.read(1 << 20), b""):
-                        h.update(block)
-                return "sha256:" + h.hexdigest()
+                st = path.stat()
+                return _file_sha256(str(path), st.st_dev, st.st_ino, st.st_size, st.st_ctime_ns)
             except OSError:
                 pass
+        h = hashlib.sha256()
         h.update(shlex.join(self.command).encode())
         return "sha256:" + h.hexdigest()
 
@@ -246,6 +245,19 @@ def load_bot(text_or_path: str | os.PathLike[str]) -> BotSpec:
             raise BotError(f"{source}: no such manifest")
         return load_manifest(path, source=source)
     return bot_from_command(source)
+
+
+@functools.lru_cache(maxsize=256)
+def _file_sha256(path: str, dev: int, ino: int, size: int, ctime_ns: int) -> str:
+    """A file's sha256, remembered while its identity, size and mtime stay the same: every
+    game of a tournament records its bots' hashes, and reading the file each time was a
+    per-game cost. Any write to the file changes its ctime (which, unlike the mtime, cannot
+    be set back), a replacement its inode."""
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return "sha256:" + h.hexdigest()
 
 
 def bot_from_command(source: str) -> BotSpec:

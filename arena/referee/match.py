@@ -389,7 +389,8 @@ class _Referee:
         """Build and start a bot program; its channel and the time it was launched."""
         config = self.config
         try:
-            if spec.build:
+            # the freshness check is a few stat calls: a thread only when a build must run
+            if spec.build and spec.needs_build():
                 await trio.to_thread.run_sync(spec.ensure_built)
         except BuildError as e:
             raise BotFailure("failed_start", str(e)) from None

@@ -29,7 +29,6 @@ import functools
 import os
 import re
 import resource
-import secrets
 import shutil
 import signal
 import stat
@@ -225,9 +224,9 @@ class UidLease:
         lockdir.mkdir(mode=0o700, exist_ok=True)
         if lockdir.stat().st_uid != os.geteuid():
             raise SandboxFault(f"{lockdir} belongs to someone else: remove it")
-        start = secrets.randbelow(count)
+        # lowest first: the same few uids serve game after game and stay marked clean
         for i in range(count):
-            uid = base + (start + i) % count
+            uid = base + i
             fd = os.open(lockdir / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
