@@ -27,6 +27,8 @@ DECLARE = {
     "drop the json: prefix)",
 }
 FLUSH = "flush stdout after every message"
+#: the UTF-8 byte order mark some runtimes (.NET, PowerShell) write before their first output
+BOM = b"\xef\xbb\xbf"
 #: stderr words that suggest the bot could not decode what it was sent
 _DECODING_TROUBLE = re.compile(
     r"decod|unpack|pars(e|ing) error|unexpected token|not subscriptable|expected value"
@@ -85,6 +87,11 @@ def json_cut_short(data: bytes) -> bool:
 
 def guess(data: bytes, encoding: str) -> str:
     """What `data` (the start of a bad message) looks like, as a clause; "" if nothing known."""
+    if data.startswith(BOM):
+        return (
+            ": a UTF-8 byte order mark (BOM) before the message; write UTF-8 without a BOM "
+            "(or skip it)"
+        )
     if encoding == "msgpack" and looks_like_json(data):
         return f": this is JSON, so the bot seems to speak JSON Lines; {DECLARE['json']}"
     if encoding == "json" and looks_like_msgpack(data):
@@ -166,6 +173,11 @@ def encoding_hint(encoding: str) -> str:
         'it was sent hello as a JSON line (encoding "json"): a bot that reads msgpack must '
         f"{DECLARE['msgpack']}"
     )
+
+
+def stderr_holds_a_reply(stderr: str) -> bool:
+    """The bot's stderr holds what looks like its JSON `ready`: written to the wrong stream."""
+    return bool(re.search(r'"type"\s*:\s*"ready"', stderr))
 
 
 def stderr_suggests_decoding(stderr: str) -> bool:

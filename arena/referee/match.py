@@ -28,7 +28,11 @@ from arena.games import IllegalAction, Result, State, make_game
 from arena.referee.bots import BotSpec, BuildError
 from arena.referee.channel import STDERR_SEPARATOR, BotChannel, stderr_lines
 from arena.referee.clock import Clocks, TimeControl
-from arena.referee.diagnose import encoding_hint, stderr_suggests_decoding
+from arena.referee.diagnose import (
+    encoding_hint,
+    stderr_holds_a_reply,
+    stderr_suggests_decoding,
+)
 from arena.referee.record import FORFEIT_REASONS, GameRecord, now_iso
 from arena.referee.seat import BotFailure, Seat, SeatSpec
 from arena.sandbox import BotProcess, LaunchError, Limits, SandboxFault, launcher_for
@@ -182,14 +186,17 @@ def play_opening(state: State, opening: Sequence[Sequence[str]]) -> dict[str, An
 def _silent_start(channel: Seat, f: BotFailure, startup: float) -> BotFailure:
     """No ready in time: say so, with why it may be (f.hint) and the bot's last stderr lines
     (a bot that could not read its hello often says so on stderr once its stdin closes)."""
-    detail = f"did not answer hello within {startup:g} s{f.hint}"
+    hint = f.hint
     info = dict(f.info)
+    if isinstance(channel, BotChannel) and stderr_holds_a_reply(channel.proc.stderr_tail()):
+        hint = "; its stderr holds its ready: protocol messages go to stdout"
+    detail = f"did not answer hello within {startup:g} s{hint}"
     if isinstance(channel, BotChannel):
         tail = stderr_lines(channel.proc.stderr_tail())
         if tail:
             detail += f"{STDERR_SEPARATOR}{tail}"
             info["stderr_tail"] = tail
-    return BotFailure("failed_start", detail, info, hint=f.hint)
+    return BotFailure("failed_start", detail, info, hint=hint)
 
 
 def _crash_at_start(channel: Seat, f: BotFailure) -> BotFailure:

@@ -121,6 +121,23 @@ async def test_json_line_without_its_newline():
     assert '"{\\"type\\": \\"ready\\", \\"name\\": \\"mistake-no_newline\\"' in f["detail"]
 
 
+async def test_ready_written_to_stderr():
+    f = await failure_of(mistake("stderr", "json"))
+    assert f["reason"] == "failed_start"
+    assert f["detail"].startswith(
+        "did not answer hello within 2 s; its stderr holds its ready: protocol messages go to "
+        "stdout; last stderr lines:\n{"
+    )
+
+
+async def test_byte_order_mark():
+    f = await failure_of(mistake("bom", "json"))
+    assert f["reason"] == "protocol_error"
+    assert f["detail"].startswith("malformed JSON line: ")
+    assert r'received "\xef\xbb\xbf{' in f["detail"]
+    assert "a UTF-8 byte order mark (BOM) before the message" in f["detail"]
+
+
 async def test_a_late_reply_says_when_it_came():
     """The reply came after the deadline: the record says how late, and that a reply written
     in time but left in a buffer arrives just so."""

@@ -14,6 +14,8 @@ the real thing. Each MODE answers `hello` wrongly in one way, then plays nothing
 - msgpack_waits:  speaks msgpack (manifest says json), waits for a hello map
 - pretty:         JSON Lines, pretty-printed over several lines
 - no_newline:     JSON Lines, without the newline after the message
+- stderr:         JSON Lines, its ready written to stderr (`console.error`, `eprintln!`)
+- bom:            JSON Lines, a UTF-8 byte order mark before its first message (.NET)
 """
 
 from __future__ import annotations
@@ -75,6 +77,15 @@ def main() -> int:
     elif MODE == "no_newline":
         sys.stdin.readline()
         out.write(json.dumps(READY))
+        out.flush()
+        wait_for_end_of_input()
+    elif MODE == "stderr":
+        sys.stdin.readline()
+        print(json.dumps(READY), file=sys.stderr, flush=True)
+        wait_for_end_of_input()
+    elif MODE == "bom":
+        sys.stdin.readline()
+        out.buffer.write(b"\xef\xbb\xbf" + json.dumps(READY).encode() + b"\n")
         out.flush()
         wait_for_end_of_input()
     else:
