@@ -37,7 +37,80 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="start even if bots cannot be confined (not root, no docker)",
     )
+    s.add_argument(
+        "--no-local-games",
+        action="store_true",
+        help="play no games here: queue them as jobs for 'arena league worker's (PostgreSQL)",
+    )
+    s.add_argument(
+        "--public-url",
+        metavar="URL",
+        help="the URL workers reach this server at (default: the first address it listens on)",
+    )
+    s.add_argument(
+        "--stalled-after",
+        type=_seconds,
+        default=30.0,
+        metavar="S",
+        help="seconds without a heartbeat after which a worker is shown lost (default 30)",
+    )
     s.set_defaults(func=cmd_serve)
+
+    w = lsub.add_parser(
+        "worker",
+        help="play a league's queued games on this machine (any machine reaching the database)",
+        description="Take game jobs from the league's PostgreSQL job queue, play them in the "
+        "sandbox and record the results. See docs/league.md.",
+    )
+    w.add_argument("--database", required=True, metavar="URL", help="the league's database URL")
+    w.add_argument(
+        "--concurrency", type=_positive_int, default=1, metavar="N", help="games at once (1)"
+    )
+    w.add_argument("--name", help="this worker's name (default: HOST-PID)")
+    w.add_argument(
+        "--server", metavar="URL", help="the league server (default: the URL it published)"
+    )
+    w.add_argument(
+        "--archives",
+        metavar="DIR",
+        help="shared storage holding the server's archives/ (read first, hashes checked)",
+    )
+    w.add_argument(
+        "--cache",
+        default="~/.cache/arena-worker",
+        metavar="DIR",
+        help="where fetched bots are kept (default ~/.cache/arena-worker)",
+    )
+    w.add_argument(
+        "--heartbeat", type=_seconds, default=5.0, metavar="S", help="seconds between beats (5)"
+    )
+    w.add_argument(
+        "--stalled-after",
+        type=_seconds,
+        default=30.0,
+        metavar="S",
+        help="seconds of silence after which a worker's games are replayed elsewhere (30)",
+    )
+    w.add_argument(
+        "--retry-wait",
+        type=_seconds,
+        default=1.0,
+        metavar="S",
+        help="seconds before a voided game is tried again (1)",
+    )
+    w.add_argument(
+        "--grace",
+        type=_seconds,
+        default=30.0,
+        metavar="S",
+        help="seconds games in play may finish after SIGTERM (30)",
+    )
+    w.add_argument(
+        "--unsafe",
+        action="store_true",
+        help="start even if bots cannot be confined here (not root, no docker)",
+    )
+    w.set_defaults(func=cmd_worker)
 
     m = lsub.add_parser("migrate", help="bring the league's database to this arena's schema")
     m.add_argument("dir", metavar="DIR")
@@ -121,6 +194,22 @@ def cmd_submit(args: argparse.Namespace) -> int:
     )
 
 
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not 0 < value <= 86400:
+        raise argparse.ArgumentTypeError(f"expected 0 < seconds <= 86400, got {text!r}")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 1024:
+        raise argparse.ArgumentTypeError(f"expected an integer from 1 to 1024, got {text!r}")
+    return int(text)
+
+
 def _league_dir(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "-C",
@@ -163,6 +252,7 @@ def cmd_init(args: argparse.Namespace) -> int:
         db = Database(settings.database_url)
         try:
             upgrade(db.engine)
+            _install_queue(db)
         finally:
             db.dispose()
     except BaseException:
@@ -173,6 +263,13 @@ def cmd_init(args: argparse.Namespace) -> int:
     print(f"  next: arena league user add NAME --admin -C {args.dir}")
     print(f"        arena league serve {args.dir}")
     return 0
+
+
+def _install_queue(db: Any) -> bool:
+    """On PostgreSQL, the job queue's tables (procrastinate's schema) for remote workers."""
+    from arena.league import queue
+
+    return not db.is_sqlite and queue.install_schema(db.engine)
 
 
 def _toml_string(text: str) -> str:
@@ -190,6 +287,8 @@ def cmd_migrate(args: argparse.Namespace) -> int:
         before = current_revision(db.engine)
         upgrade(db.engine)
         after = head_revision()
+        if _install_queue(db):
+            print("installed the job queue's schema (procrastinate)")
     except Exception as e:
         raise ArenaError(f"cannot migrate {settings.database_url}: {e}") from None
     finally:
@@ -227,9 +326,41 @@ def cmd_serve(args: argparse.Namespace) -> int:
         for url in binds:
             print(f"arena league: serving {settings.name!r} on {url}", flush=True)
 
-    trio.run(lambda: serve(settings, unsafe=args.unsafe, on_ready=ready))
+    executor = None
+    if args.no_local_games:
+        from arena.league.executors.remote import QueueExecutor
+        from arena.league.queue import is_postgres
+
+        if not is_postgres(settings.database_url):
+            raise ConfigError(
+                "--no-local-games: the job queue needs a PostgreSQL database "
+                f"(league.toml has {settings.database!r})"
+            )
+        executor = QueueExecutor(
+            settings, public_url=args.public_url, stalled_after=args.stalled_after
+        )
+    trio.run(lambda: serve(settings, unsafe=args.unsafe, on_ready=ready, executor=executor))
     print("arena league: stopped", file=sys.stderr)
     return 0
+
+
+def cmd_worker(args: argparse.Namespace) -> int:
+    from arena.league.worker import WorkerConfig, run
+
+    config = WorkerConfig(
+        database=args.database,
+        concurrency=args.concurrency,
+        name=args.name,
+        server=args.server,
+        shared=Path(args.archives).expanduser() if args.archives else None,
+        cache=Path(args.cache).expanduser(),
+        heartbeat=args.heartbeat,
+        stalled_after=args.stalled_after,
+        retry_wait=args.retry_wait,
+        grace=args.grace,
+        unsafe=args.unsafe,
+    )
+    return run(config)
 
 
 def cmd_user_add(args: argparse.Namespace) -> int:

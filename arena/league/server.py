@@ -52,11 +52,12 @@ async def serve(
     try:
         await trio.to_thread.run_sync(check_current, db.engine)
         league = League(settings, db)
-        await trio.to_thread.run_sync(_recover, league)
+        executor = executor or InProcessExecutor(settings.concurrency)
+        if executor.plays_here:
+            await trio.to_thread.run_sync(_recover, league)
         scheduler = Scheduler(db, settings)
         token = trio.lowlevel.current_trio_token()
         league.on_activated = lambda: token.run_sync_soon(scheduler.wake)
-        executor = executor or InProcessExecutor(settings.concurrency)
         app = create_app(league)
         try:
             async with trio.open_nursery() as nursery:
@@ -68,6 +69,7 @@ async def serve(
                         mode="asgi",
                     )
                 )
+                executor.serving(binds)
                 await nursery.start(executor.run, scheduler)
                 nursery.start_soon(_refit_official, league)
                 nursery.start_soon(league.run_validations)
@@ -79,10 +81,11 @@ async def serve(
                     await stop.wait()
                     nursery.cancel_scope.cancel()
         finally:
-            with trio.CancelScope(shield=True):
-                await trio.to_thread.run_sync(
-                    _void_in_flight, league, store.VoidKind.SERVER_STOPPED, "the server stopped"
-                )
+            if executor.plays_here:
+                with trio.CancelScope(shield=True):
+                    await trio.to_thread.run_sync(
+                        _void_in_flight, league, store.VoidKind.SERVER_STOPPED, "the server stopped"
+                    )
     finally:
         db.dispose()
 

@@ -26,6 +26,7 @@ from typing import Any, TypeVar
 import trio
 
 from arena.league import store
+from arena.league.archives import BlobStore, pack_bot_dir
 from arena.league.errors import LeagueError
 from arena.league.ratings import official_table
 from arena.league.settings import LeagueSettings
@@ -420,11 +421,12 @@ class League:
         user = self.read_sync(store.user_by_name, owner)
         if user is None:
             raise LeagueError(f"no user {owner!r} (create it with 'arena league user add')")
+        # packed into the archive store like a submission, so workers on other machines fetch
+        # it by hash (arena/league/botcache.py)
+        sha = BlobStore(self.settings.archives_dir).put(pack_bot_dir(bot_dir))
         tmp = self.settings.bots_dir / f".incoming-{secrets.token_hex(8)}"
         shutil.copytree(bot_dir, tmp, symlinks=True)
-        v = self.register_version(
-            user, spec.name, tmp, "house:" + now_iso(), spec, rate_limited=False
-        )
+        v = self.register_version(user, spec.name, tmp, sha, spec, rate_limited=False)
         self.finish_validation_sync(
             v.id,
             {

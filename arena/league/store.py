@@ -36,6 +36,7 @@ from sqlalchemy import (
     BigInteger,
     Boolean,
     Column,
+    DateTime,
     Float,
     ForeignKey,
     Index,
@@ -71,6 +72,7 @@ class VoidKind(StrEnum):
     WORKER_LOST = "worker_lost"
     INTERNAL_ERROR = "internal_error"
     SERVER_STOPPED = "server_stopped"
+    ARCHIVE_FAULT = "archive_fault"  # a worker could not fetch or verify a bot's archive
 
 
 class VersionState(StrEnum):
@@ -212,6 +214,49 @@ voids = Table(
     Column("reason", Text, nullable=False),
     Column("at", String(32), nullable=False),
     Index("ix_voids_game", "game_id"),
+)
+
+# The worker fleet (`arena league worker`, arena/league/fleet.py). A worker's heartbeat is the
+# database's clock, so liveness never depends on the workers' clocks agreeing.
+workers = Table(
+    "workers",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("name", String(128), nullable=False, unique=True),
+    Column("host", String(255), nullable=False),
+    Column("pid", Integer, nullable=False),
+    Column("concurrency", Integer, nullable=False),
+    Column("state", String(16), nullable=False),  # running or stopped (lost: heartbeat too old)
+    Column("started_at", DateTime(timezone=True), nullable=False),
+    Column("heartbeat_at", DateTime(timezone=True), nullable=False),
+    Column("played", Integer, nullable=False, default=0),
+    Column("voided", Integer, nullable=False, default=0),
+    Column("stale", Integer, nullable=False, default=0),
+    Column("last_failure", Text),
+    Column("last_failure_at", String(32)),
+)
+
+# One row per attempt a worker claimed: what each worker is playing, and how each attempt ended
+# (recorded, stale, voided, lost).
+attempts = Table(
+    "attempts",
+    metadata,
+    Column("game_id", Integer, ForeignKey("games.id"), primary_key=True),
+    Column("attempt", Integer, primary_key=True),
+    Column("worker", String(128), nullable=False),
+    Column("started_at", String(32), nullable=False),
+    Column("ended_at", String(32)),
+    Column("outcome", String(16)),
+    Index("ix_attempts_worker", "worker", "ended_at"),
+)
+
+# Small facts the server publishes to its workers through the database (its URL, the secret
+# that lets a worker download bot archives).
+meta = Table(
+    "meta",
+    metadata,
+    Column("key", String(64), primary_key=True),
+    Column("value", Text, nullable=False),
 )
 
 official = Table(

@@ -110,7 +110,7 @@ def make_league(directory: Path, database: str, **settings: str) -> Path:
 class Server:
     """A real `arena league serve` process on a free loopback port."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *extra: str) -> None:
         self.directory = directory
         env = dict(os.environ, PYTHONPATH=str(ROOT))
         self.stderr = open(directory / "serve.err", "ab")  # noqa: SIM115
@@ -124,6 +124,7 @@ class Server:
                 str(directory),
                 "--listen",
                 "127.0.0.1:0",
+                *extra,
             ],
             cwd=ROOT,
             env=env,

@@ -11,7 +11,8 @@ and means a lost executor loses only the games it was playing, which `void_runni
 job's retry requeue.
 
 Implementations: `InProcessExecutor` (referee worker processes on this machine, the default)
-and, in a later module, a procrastinate-backed one whose workers run on other machines.
+and `QueueExecutor` (executors/remote.py: procrastinate jobs played by `arena league worker`s
+on any machine, which record through the same conditional update).
 """
 
 from __future__ import annotations
@@ -80,6 +81,13 @@ class Executor(ABC):
     """
 
     slots: int
+    #: whether the games in play live and die with the server: if so, a server that stops or
+    #: was killed voids them; if not (remote workers play them), it leaves them alone
+    plays_here: bool = True
+
+    def serving(self, urls: list[str]) -> None:
+        """The server listens on `urls` (called before `run`; remote executors tell workers)."""
+        return None
 
     @abstractmethod
     async def run(

@@ -20,6 +20,7 @@ from starlette.routing import BaseRoute
 from arena.league.errors import LeagueError
 from arena.league.service import League
 from arena.league.web.api import api_routes
+from arena.league.web.workers import worker_routes
 
 
 def error_body(status: int, message: str, field: str | None = None) -> dict:
@@ -43,7 +44,7 @@ async def _server_error(request: Request, exc: Exception) -> JSONResponse:
 
 def create_app(league: League, extra_routes: Sequence[BaseRoute] = ()) -> Starlette:
     app = Starlette(
-        routes=[*api_routes(), *extra_routes],
+        routes=[*api_routes(), *worker_routes(), *extra_routes],
         exception_handlers={
             LeagueError: _league_error,
             HTTPException: _http_error,

@@ -1,0 +1,107 @@
+"""The queue executor: games become procrastinate jobs, played by `arena league worker`s.
+
+With `arena league serve --no-local-games` the server plays nothing: this executor keeps the job
+queue (arena/league/queue.py) stocked and the workers, on any machines that reach the database,
+claim, play and record the games (arena/league/slot.py). Each new game is planned by the
+scheduler's matchmaking, then created (`queued`) and its job deferred in one write transaction:
+a game never exists without its job, nor a job without its game.
+
+How many: enough queued to keep every live worker's slots busy while the next games are planned
+(`live capacity x 2`, at least the league's `concurrency`), and no more, so pairings still use
+recent ratings. Every `poll` seconds the executor also defers a new job for any game left
+queued or running with no live job (a job deleted by hand, or failed for good), so the queue
+heals from whatever the jobs table went through.
+
+The games in flight belong to the workers, not to this process: a server that stops or is killed
+leaves them alone (`plays_here` is False), and they are recorded while it is away.
+"""
+
+from __future__ import annotations
+
+import trio
+
+from arena.league import fleet, queue, store
+from arena.league.executors.base import Executor, JobSource
+from arena.league.scheduler import Scheduler
+from arena.league.settings import LeagueSettings
+from arena.league.slot import PlayParams
+
+#: seconds between looks at the queue when nothing else wakes the executor
+POLL = 0.25
+
+
+class QueueExecutor(Executor):
+    plays_here = False
+
+    def __init__(
+        self,
+        settings: LeagueSettings,
+        *,
+        public_url: str | None = None,
+        stalled_after: float = 30.0,
+        poll: float = POLL,
+    ) -> None:
+        self.settings = settings
+        self.slots = settings.concurrency
+        self.public_url = public_url
+        self.stalled_after = stalled_after
+        self.poll = poll
+        self.app = queue.deferrer()
+        self.enqueued = 0
+        self.params = PlayParams(
+            name=settings.name,
+            isolation=settings.isolation,
+            limits=settings.limits,
+            max_attempts=settings.max_attempts,
+        ).to_dict()
+
+    def serving(self, urls: list[str]) -> None:
+        if self.public_url is None and urls:
+            self.public_url = urls[0]
+
+    async def run(
+        self, source: JobSource, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
+    ) -> None:
+        if not isinstance(source, Scheduler):
+            raise TypeError("the queue executor plans games with the league's Scheduler")
+        await trio.to_thread.run_sync(self._publish, source.db)
+        task_status.started()
+        while True:
+            await trio.to_thread.run_sync(self.fill, source)
+            await trio.sleep(self.poll)
+
+    def _publish(self, db: store.Database) -> None:
+        with db.write() as conn:
+            fleet.worker_secret(conn)
+            fleet.set_meta(conn, "stalled_after", str(self.stalled_after))
+            fleet.set_meta(conn, "isolation", self.settings.isolation)
+            if self.public_url:
+                fleet.set_meta(conn, fleet.SERVER_URL, self.public_url)
+
+    def fill(self, scheduler: Scheduler) -> int:
+        """Blocking: re-defer orphaned games, then create and defer new ones up to the target;
+        how many jobs were deferred."""
+        db = scheduler.db
+        n = 0
+        with db.write() as conn:
+            for gid in queue.orphans(conn):
+                queue.defer_game(self.app, conn, gid, self.params)
+                n += 1
+            capacity = fleet.live_capacity(conn, self.stalled_after)
+            in_flight = sum(
+                c
+                for s, c in store.counts(conn).items()
+                if s in (store.GameState.QUEUED, store.GameState.RUNNING)
+            )
+        target = max(self.settings.concurrency, 2 * capacity)
+        while in_flight < target:
+            with db.write() as conn:
+                pairing = scheduler._plan(conn)
+                if pairing is None:
+                    break
+                gid = store.create_game(conn, scheduler._new_game(pairing))
+                queue.defer_game(self.app, conn, gid, self.params)
+            in_flight += 1
+            n += 1
+        self.enqueued += n
+        return n

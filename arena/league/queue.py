@@ -1,0 +1,101 @@
+"""The job queue: procrastinate on the league's PostgreSQL database.
+
+Why procrastinate: jobs are rows in the database the league already needs, taken with
+`SELECT ... FOR UPDATE SKIP LOCKED`; workers heartbeat, and the jobs of a worker that stopped
+beating are found by `get_stalled_jobs` and put back with `retry_job`; and a job can be deferred
+on a connection the caller owns (`configure(connection=...)`, SyncPsycopgConnector), so a game
+row and its job are created in one transaction: both commit or neither does.
+
+The queue is not the source of truth about games: the games table is. A job says only "see that
+game N gets played"; the worker that runs it claims the game row (a new attempt number) and
+records through the store's conditional update, so a job run twice (a stalled job retried while
+its first worker was merely slow) costs a replay, never a second result. Whatever a job's fate
+(failed, aborted, deleted by hand), `orphans` finds games queued or running with no live job and
+the server defers a new one.
+
+Schema: procrastinate's own (`procrastinate_jobs`, `_workers`, `_events`, functions), installed
+by `install_schema` from `arena league init` / `migrate` on PostgreSQL; it is procrastinate's
+release, not an arena revision.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import procrastinate
+import sqlalchemy as sa
+from sqlalchemy.engine import Connection, Engine
+
+from arena.league import store
+
+#: the task every game job runs, and the queue its jobs wait in
+TASK = "arena.league.play_game"
+QUEUE = "arena-games"
+
+
+def is_postgres(url: str) -> bool:
+    return url.startswith("postgresql")
+
+
+def conninfo(url: str) -> str:
+    """A libpq connection string (what procrastinate's psycopg connectors take) from the
+    league's SQLAlchemy URL."""
+    u = sa.engine.make_url(url).set(drivername="postgresql")
+    return u.render_as_string(hide_password=False)
+
+
+def deferrer() -> procrastinate.App:
+    """An app that only defers, on connections its caller passes (it is never opened)."""
+    return procrastinate.App(connector=procrastinate.SyncPsycopgConnector())
+
+
+def schema_installed(conn: Connection) -> bool:
+    return bool(
+        conn.execute(sa.text("SELECT to_regclass('procrastinate_jobs') IS NOT NULL")).scalar()
+    )
+
+
+def install_schema(engine: Engine) -> bool:
+    """Install procrastinate's schema unless present; True if it was installed now."""
+    with engine.begin() as conn:
+        if schema_installed(conn):
+            return False
+        sql = deferrer().schema_manager.get_schema()
+        conn.connection.driver_connection.execute(sql)  # type: ignore[union-attr]
+    return True
+
+
+def defer_game(app: procrastinate.App, conn: Connection, game_id: int, params: dict) -> int:
+    """Queue a job for game `game_id` inside the caller's transaction; the job's id."""
+    raw = conn.connection.driver_connection
+    return app.configure_task(TASK, queue=QUEUE, connection=raw).defer(
+        game_id=game_id, params=params
+    )
+
+
+_LIVE_JOBS = sa.text(
+    "SELECT DISTINCT (args->>'game_id')::bigint FROM procrastinate_jobs "
+    "WHERE task_name = :task AND status IN ('todo', 'doing')"
+)
+
+
+def orphans(conn: Connection) -> list[int]:
+    """Games queued or running with no job waiting or in progress for them."""
+    live = {gid for (gid,) in conn.execute(_LIVE_JOBS, {"task": TASK})}
+    rows = conn.execute(
+        sa.select(store.games.c.id)
+        .where(store.games.c.state.in_([store.GameState.QUEUED, store.GameState.RUNNING]))
+        .order_by(store.games.c.id)
+    )
+    return [gid for (gid,) in rows if gid not in live]
+
+
+def job_counts(conn: Connection) -> dict[str, Any]:
+    rows = conn.execute(
+        sa.text(
+            "SELECT status::text, count(*) FROM procrastinate_jobs WHERE task_name = :task "
+            "GROUP BY status"
+        ),
+        {"task": TASK},
+    )
+    return {s: int(n) for s, n in rows}

@@ -1,0 +1,241 @@
+"""One game slot of a league worker: a trio process that plays the games of the jobs it is given.
+
+The worker (arena/league/worker.py) runs procrastinate's asyncio loop and keeps one of these
+processes per slot; everything about a game happens here, under trio, as in the referee worker
+of tournaments (arena/tournaments/worker.py, whose line protocol this reuses). A crash here (a
+referee bug, the OOM killer) takes down one slot, not the worker: the worker sees the pipe die
+and hands the job back to the queue.
+
+One job, `play(game_id)`:
+1. claim, in one transaction with the game row locked: a finished or failed game is left alone
+   (the job ran twice); a game still `running` belongs to an attempt whose worker died or
+   stalled (procrastinate runs a job on one worker at a time, so that attempt has no live
+   owner any more): it is voided as `worker_lost` (unrated; counts towards max_attempts), then
+   the game is claimed with a new attempt number, and the attempt logged against this worker;
+2. get both bots by archive hash, verified (arena/league/botcache.py);
+3. play the game in the league's sandbox and limits (the referee, in this process);
+4. record with the store's conditional update on (game, attempt, running), in the same
+   transaction as the attempt's log row: zero rows means a newer attempt owns the game (this
+   one was declared lost while it was still playing) and nothing is written. A platform fault
+   voids the attempt; the reply says whether the game went back to the queue, so the worker
+   has the job retried (perhaps on another machine), or failed for good.
+
+Protocol (JSON Lines on stdin/stdout): `{"type": "init", "database", "server", "secret",
+"cache", "shared", "worker"}` once, answered `{"type": "ready"}`; then `{"type": "play",
+"game_id", "params"}` answered `{"type": "done", "game_id", "status", "detail"}` with status
+`recorded`, `stale`, `requeued`, `failed` or `nothing`. When stdin closes the game in play is
+abandoned (its bots killed) and the process exits.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import json
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Any
+
+import sqlalchemy as sa
+import trio
+
+from arena.league import fleet, store
+from arena.league.botcache import BotCache
+from arena.league.errors import PlatformFault
+from arena.league.executors.base import job_from_claim
+from arena.sandbox import Limits
+
+
+@dataclasses.dataclass(frozen=True)
+class PlayParams:
+    """What a job carries besides its game: the league's play settings when it was queued
+    (the names `job_from_claim` reads from LeagueSettings)."""
+
+    name: str
+    isolation: str
+    limits: Limits
+    max_attempts: int
+
+    @classmethod
+    def from_dict(cls, d: dict[str, Any]) -> PlayParams:
+        return cls(d["name"], d["isolation"], Limits(**d["limits"]), int(d["max_attempts"]))
+
+    def to_dict(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "isolation": self.isolation,
+            "limits": dataclasses.asdict(self.limits),
+            "max_attempts": self.max_attempts,
+        }
+
+
+class Slot:
+    def __init__(self, db: store.Database, cache: BotCache, worker: str) -> None:
+        self.db = db
+        self.cache = cache
+        self.worker = worker
+
+    async def play(self, game_id: int, params: PlayParams) -> dict[str, Any]:
+        claimed = await trio.to_thread.run_sync(self._claim, game_id, params)
+        if isinstance(claimed, str):
+            return {"status": claimed, "detail": ""}
+        claim, shas = claimed
+        try:
+            paths = [str(await self.cache.path(sha)) for sha in shas]
+        except PlatformFault as e:
+            return await self._void(claim, params, store.VoidKind.ARCHIVE_FAULT, str(e))
+        job = job_from_claim(dataclasses.replace(claim, paths=tuple(paths)), params)  # type: ignore[arg-type]
+        reply = await _play(job.worker_request())
+        if reply["type"] == "record":
+            return await trio.to_thread.run_sync(self._record, claim, reply["record"])
+        kind, reason = _void_kind(reply)
+        return await self._void(claim, params, kind, reason)
+
+    def _claim(self, game_id: int, params: PlayParams) -> str | tuple[store.Claim, list[str]]:
+        g = store.games
+        with self.db.write() as conn:
+            row = conn.execute(
+                sa.select(g.c.state, g.c.attempt).where(g.c.id == game_id).with_for_update()
+            ).first()
+            if row is None or row.state in (store.GameState.FINISHED, store.GameState.FAILED):
+                return "nothing"
+            if row.state == store.GameState.RUNNING:
+                who = fleet.attempt_worker(conn, game_id, row.attempt) or "its worker"
+                reason = f"attempt {row.attempt} lost: {who} stopped before recording it"
+                store.void_attempt(
+                    conn,
+                    game_id,
+                    row.attempt,
+                    store.VoidKind.WORKER_LOST,
+                    reason,
+                    params.max_attempts,
+                )
+                fleet.end_attempt(conn, game_id, row.attempt, fleet.LOST, reason)
+            claim = store.claim_game(conn, game_id)
+            if claim is None:
+                return "failed"  # the lost attempt was its last
+            fleet.begin_attempt(conn, game_id, claim.attempt, self.worker)
+            shas = [
+                conn.execute(
+                    sa.select(store.versions.c.archive_sha256).where(store.versions.c.id == v)
+                ).scalar_one()
+                for v in claim.versions
+            ]
+            return claim, shas
+
+    def _record(self, claim: store.Claim, record: dict[str, Any]) -> dict[str, Any]:
+        r = store.ratings
+        with self.db.write() as conn:
+            # the rating rows first (in id order, as record_result locks them): games sharing a
+            # version then record one after the other, so their finished_at order is the order
+            # in which their ratings changed, and a replay in that order gives the same ratings
+            conn.execute(
+                sa.select(r.c.version_id)
+                .where(r.c.variant == claim.variant, r.c.version_id.in_(claim.versions))
+                .order_by(r.c.version_id)
+                .with_for_update()
+            )
+            ok = store.record_result(conn, claim.game_id, claim.attempt, record)
+            fleet.end_attempt(
+                conn, claim.game_id, claim.attempt, fleet.RECORDED if ok else fleet.STALE
+            )
+        if ok:
+            return {"status": "recorded", "detail": ""}
+        return {"status": "stale", "detail": f"attempt {claim.attempt} was no longer current"}
+
+    async def _void(
+        self, claim: store.Claim, params: PlayParams, kind: store.VoidKind, reason: str
+    ) -> dict[str, Any]:
+        def run() -> dict[str, Any]:
+            with self.db.write() as conn:
+                ok = store.void_attempt(
+                    conn, claim.game_id, claim.attempt, kind, reason, params.max_attempts
+                )
+                fleet.end_attempt(
+                    conn, claim.game_id, claim.attempt, fleet.VOIDED if ok else fleet.STALE, reason
+                )
+                state = conn.execute(
+                    sa.select(store.games.c.state).where(store.games.c.id == claim.game_id)
+                ).scalar_one()
+            if not ok:
+                return {"status": "stale", "detail": reason}
+            status = "requeued" if state == store.GameState.QUEUED else "failed"
+            return {"status": status, "detail": reason}
+
+        return await trio.to_thread.run_sync(run)
+
+
+async def _play(request: dict[str, Any]) -> dict[str, Any]:
+    from arena.tournaments.worker import load_specs, play_one
+
+    try:
+        specs = load_specs(request["bots"])
+    except Exception as e:  # a cached bot that no longer loads: the worker's fault
+        return {"type": "void", "reason": f"SandboxFault: cached bot does not load: {e}"}
+    return await play_one(specs, request)
+
+
+def _void_kind(reply: dict[str, Any]) -> tuple[store.VoidKind, str]:
+    reason = str(reply.get("reason") or reply.get("message") or f"unexpected reply {reply!r}")
+    if reason.startswith("SandboxFault"):
+        return store.VoidKind.SANDBOX_FAULT, reason
+    if reason.startswith("RefereeFault"):
+        return store.VoidKind.REFEREE_FAULT, reason
+    return store.VoidKind.INTERNAL_ERROR, reason
+
+
+async def main() -> None:
+    from arena.tournaments.worker import LineReader, encode
+
+    sys.stdout.flush()
+    proto_fd = os.dup(1)
+    os.dup2(2, 1)  # a stray print can never corrupt the pipe to the worker
+    stdin = trio.lowlevel.FdStream(os.dup(sys.stdin.fileno()))
+    stdout = trio.lowlevel.FdStream(proto_fd)
+    reader = LineReader(stdin)
+    slot: Slot | None = None
+    db: store.Database | None = None
+    try:
+        async with trio.open_nursery() as nursery:
+            requests, incoming = trio.open_memory_channel[dict[str, Any]](1)
+
+            async def read_requests() -> None:
+                async with requests:
+                    while (line := await reader.readline()) is not None:
+                        await requests.send(json.loads(line))
+                nursery.cancel_scope.cancel()  # the worker is gone: abandon the game in play
+
+            nursery.start_soon(read_requests)
+            async with incoming:
+                async for msg in incoming:
+                    if msg["type"] == "init":
+                        db = store.Database(msg["database"], pool_size=2)
+                        cache = BotCache(
+                            Path(msg["cache"]),
+                            msg.get("server"),
+                            msg.get("secret"),
+                            Path(msg["shared"]) if msg.get("shared") else None,
+                        )
+                        slot = Slot(db, cache, msg["worker"])
+                        reply: dict[str, Any] = {"type": "ready"}
+                    elif msg["type"] == "play" and slot is not None:
+                        try:
+                            out = await slot.play(
+                                msg["game_id"], PlayParams.from_dict(msg["params"])
+                            )
+                        except Exception as e:  # the database or the machine: retried later
+                            traceback.print_exc(file=sys.stderr)
+                            out = {"status": "error", "detail": f"{type(e).__name__}: {e}"}
+                        reply = {"type": "done", "game_id": msg["game_id"], **out}
+                    else:
+                        reply = {"type": "error", "message": f"unexpected {msg.get('type')!r}"}
+                    await stdout.send_all(encode(reply))
+            nursery.cancel_scope.cancel()
+    finally:
+        if db is not None:
+            db.dispose()
+
+
+if __name__ == "__main__":
+    trio.run(main)

@@ -1,0 +1,333 @@
+"""`arena league worker`: plays a league's games on any machine that can reach its database.
+
+Two runtimes, each where it belongs. The outer loop is procrastinate's worker, which is asyncio:
+it takes jobs from PostgreSQL (`FOR UPDATE SKIP LOCKED`), beats the worker's heart, and puts the
+jobs of workers that stopped beating back in the queue. It plays nothing itself: each job goes
+to a slot process (arena/league/slot.py), where claiming, fetching the bots, the game and the
+recording run under trio like every other game of the arena. So the asyncio side is plumbing
+(no arena logic, no game state), a referee crash costs one slot process, and the only threads
+are `asyncio.to_thread` around the blocking database calls of the heartbeat, as trio's
+`to_thread` elsewhere.
+
+Faults, told apart:
+- a bot's failure is inside the game record: rated, recorded like any result;
+- a slot process dies, or its job errors (database unreachable): the job is retried after
+  `retry_wait` seconds, possibly elsewhere; the retry finds the game `running` and voids that
+  attempt as `worker_lost` before replaying it, so a worker's failure is never rated;
+- the worker dies (SIGKILL, power, network): its procrastinate heartbeat stops; after
+  `stalled_after` seconds any live worker's sweep retries its jobs (same path as above);
+  if the lost attempt's result ever arrives it updates zero rows and is dropped;
+- at start a worker removes what a dead predecessor on this machine left: bot cgroups and
+  scratch directories of dead referee processes, their Docker containers, half-fetched bots.
+
+SIGINT/SIGTERM stop taking jobs and let the games in play finish for up to `grace` seconds;
+then they are abandoned and their jobs retried elsewhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import json
+import logging
+import os
+import signal
+import socket
+import subprocess
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import procrastinate
+from procrastinate import exceptions as pq_exceptions
+
+from arena.errors import ArenaError
+from arena.league import fleet, queue, store
+
+_ROOT = str(Path(__file__).resolve().parents[2])
+
+
+@dataclass(frozen=True)
+class WorkerConfig:
+    database: str
+    concurrency: int = 1
+    name: str | None = None
+    server: str | None = None  # default: the URL the server published in the database
+    shared: Path | None = None  # a BlobStore directory to read archives from first
+    cache: Path = Path("~/.cache/arena-worker")
+    heartbeat: float = 5.0  # seconds between heartbeats
+    stalled_after: float = 30.0  # a worker silent this long has lost its jobs
+    retry_wait: float = 1.0  # seconds before a failed job is tried again
+    grace: float = 30.0  # seconds games in play may finish after SIGTERM
+    unsafe: bool = False  # play even if this machine cannot confine bots
+
+    def worker_name(self) -> str:
+        return self.name or f"{socket.gethostname()}-{os.getpid()}"
+
+
+class Replay(Exception):
+    """The game was voided and requeued: have procrastinate run the job again."""
+
+
+class SlotLost(Exception):
+    """The slot process died or failed mid-job: the retry voids its attempt and replays."""
+
+
+class SlotProcess:
+    """One slot process (arena/league/slot.py) and its JSON Lines pipe, on asyncio."""
+
+    def __init__(self, proc: asyncio.subprocess.Process) -> None:
+        self.proc = proc
+
+    @classmethod
+    async def start(cls, init: dict[str, Any]) -> SlotProcess:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, env.get("PYTHONPATH")) if p)
+        env["ARENA_LEAGUE_WORKER"] = init["worker"]  # names the slot's processes in ps/proc
+        proc = await asyncio.create_subprocess_exec(
+            sys.executable,
+            "-m",
+            "arena.league.slot",
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            start_new_session=True,  # Ctrl-C reaches the worker only; it closes the slots
+            env=env,
+            limit=1 << 26,
+        )
+        slot = cls(proc)
+        reply = await slot.request(init)
+        if reply.get("type") != "ready":
+            await slot.close()
+            raise SlotLost(f"slot process did not start: {reply}")
+        return slot
+
+    async def request(self, msg: dict[str, Any]) -> dict[str, Any]:
+        assert self.proc.stdin is not None and self.proc.stdout is not None
+        try:
+            self.proc.stdin.write(json.dumps(msg, separators=(",", ":")).encode() + b"\n")
+            await self.proc.stdin.drain()
+            line = await self.proc.stdout.readline()
+        except (OSError, ValueError) as e:
+            raise SlotLost(f"slot process pipe failed: {e}") from None
+        if not line:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.proc.wait(), 2)
+            raise SlotLost(f"slot process ended (exit status {self.proc.returncode})")
+        try:
+            return json.loads(line)
+        except ValueError:
+            raise SlotLost(f"slot process sent garbage: {line[:200]!r}") from None
+
+    async def close(self) -> None:
+        """Close the pipe (the slot abandons its game, kills its bots, exits), then reap."""
+        if self.proc.stdin is not None:
+            with contextlib.suppress(Exception):
+                self.proc.stdin.close()
+        try:
+            await asyncio.wait_for(self.proc.wait(), 5)
+        except (TimeoutError, asyncio.CancelledError):
+            with contextlib.suppress(ProcessLookupError, PermissionError):
+                os.killpg(self.proc.pid, signal.SIGKILL)
+            await self.proc.wait()
+
+
+class SlotPool:
+    """At most `size` slot processes, started on demand and replaced when one dies."""
+
+    def __init__(self, size: int, init: dict[str, Any]) -> None:
+        self.init = init
+        self.idle: list[SlotProcess] = []
+        self.busy: set[SlotProcess] = set()
+        self.free = asyncio.Semaphore(size)
+
+    async def request(self, msg: dict[str, Any]) -> dict[str, Any]:
+        async with self.free:
+            slot = self.idle.pop() if self.idle else await SlotProcess.start(self.init)
+            self.busy.add(slot)
+            try:
+                reply = await slot.request(msg)
+            except BaseException:
+                self.busy.discard(slot)
+                await asyncio.shield(slot.close())
+                raise
+            self.busy.discard(slot)
+            self.idle.append(slot)
+            return reply
+
+    async def close(self) -> None:
+        slots = [*self.idle, *self.busy]
+        self.idle.clear()
+        self.busy.clear()
+        await asyncio.gather(*(s.close() for s in slots), return_exceptions=True)
+
+
+def sweep_leftovers(cache: Path) -> list[str]:
+    """Remove what dead arena processes of this machine left; a line per kind removed."""
+    from arena.league.botcache import BotCache
+    from arena.sandbox import cgroups, docker, process
+
+    done = []
+    n = cgroups.sweep_stale(cgroups.CgroupSystem.detect())
+    n += process.sweep_stale_scratch(Path(os.environ.get("TMPDIR", "/tmp")))
+    if n:
+        done.append(f"{n} bot cgroup(s) or scratch dir(s)")
+    if docker.docker_available() is None:
+        client = docker._client()
+        try:
+            if m := docker.sweep_stale(client):
+                done.append(f"{m} bot container(s)")
+        finally:
+            client.close()
+    if k := BotCache(cache, None, None).sweep():
+        done.append(f"{k} half-fetched bot(s)")
+    return done
+
+
+def _log(message: str) -> None:
+    print(f"arena league worker: {message}", file=sys.stderr, flush=True)
+
+
+def run(config: WorkerConfig) -> int:
+    """Run the worker until SIGINT/SIGTERM (blocking)."""
+    if not queue.is_postgres(config.database):
+        raise ArenaError("a league worker needs the league's PostgreSQL database (--database)")
+    logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
+    asyncio.run(_main(config))
+    return 0
+
+
+def _prepare(config: WorkerConfig, name: str) -> dict[str, Any]:
+    """Blocking start-up: check the database, register, read what the server published."""
+    from arena.league.confinement import confinement_problem
+    from arena.league.migrations import check_current
+
+    db = store.Database(config.database, pool_size=1)
+    try:
+        try:
+            check_current(db.engine)
+        except ArenaError:
+            raise
+        except Exception as e:
+            raise ArenaError(f"cannot use the database: {str(e).splitlines()[0]}") from None
+        with db.write() as conn:
+            if not queue.schema_installed(conn):
+                raise ArenaError(
+                    "the database has no job queue; run 'arena league migrate DIR' on the server"
+                )
+            secret = fleet.worker_secret(conn)
+            server = config.server or fleet.get_meta(conn, fleet.SERVER_URL)
+            isolation = fleet.get_meta(conn, "isolation") or "process"
+        problem = confinement_problem(isolation)
+        if problem and not config.unsafe:
+            raise ArenaError(f"{problem}; refusing to play (--unsafe plays anyway)")
+        with db.write() as conn:
+            fleet.register(conn, name, socket.gethostname(), os.getpid(), config.concurrency)
+    finally:
+        db.dispose()
+    return {
+        "type": "init",
+        "database": config.database,
+        "server": server,
+        "secret": secret,
+        "cache": str(config.cache.expanduser()),
+        "shared": str(config.shared) if config.shared else None,
+        "worker": name,
+    }
+
+
+async def _main(config: WorkerConfig) -> None:
+    name = config.worker_name()
+    swept = await asyncio.to_thread(sweep_leftovers, config.cache.expanduser())
+    if swept:
+        _log("removed leftovers of a dead worker: " + ", ".join(swept))
+    init = await asyncio.to_thread(_prepare, config, name)
+    pool = SlotPool(config.concurrency, init)
+    db = store.Database(config.database, pool_size=1)
+    app = procrastinate.App(
+        connector=procrastinate.PsycopgConnector(conninfo=queue.conninfo(config.database))
+    )
+
+    @app.task(
+        name=queue.TASK,
+        queue=queue.QUEUE,
+        pass_context=True,
+        retry=procrastinate.RetryStrategy(
+            retry_exceptions={Replay, SlotLost}, wait=int(max(0, config.retry_wait))
+        ),
+    )
+    async def play_game(context: Any, game_id: int, params: dict[str, Any]) -> None:
+        reply = await pool.request({"type": "play", "game_id": game_id, "params": params})
+        status = reply.get("status")
+        if status == "requeued":
+            raise Replay(f"game {game_id}: {reply.get('detail')}")
+        if status == "error":
+            raise SlotLost(f"game {game_id}: {reply.get('detail')}")
+        if status == "stale":
+            _log(f"game {game_id}: result of a stale attempt dropped ({reply.get('detail')})")
+
+    _log(f"{name} started: {config.concurrency} slot(s), server {init['server'] or '(none)'}")
+    try:
+        async with app.open_async():
+            tasks = [
+                asyncio.create_task(_heartbeats(db, name, config.heartbeat)),
+                asyncio.create_task(_sweep_stalled(app, config)),
+            ]
+            try:
+                await app.run_worker_async(
+                    queues=[queue.QUEUE],
+                    name=name,
+                    concurrency=config.concurrency,
+                    update_heartbeat_interval=config.heartbeat,
+                    stalled_worker_timeout=config.stalled_after,
+                    shutdown_graceful_timeout=config.grace,
+                    delete_jobs="successful",
+                    install_signal_handlers=True,
+                )
+            finally:
+                for t in tasks:
+                    t.cancel()
+                await asyncio.gather(*tasks, return_exceptions=True)
+    finally:
+        await pool.close()
+        with contextlib.suppress(Exception):
+            await asyncio.to_thread(_stopped, db, name)
+        db.dispose()
+        _log(f"{name} stopped")
+
+
+def _stopped(db: store.Database, name: str) -> None:
+    with db.write() as conn:
+        fleet.stopped(conn, name)
+
+
+async def _heartbeats(db: store.Database, name: str, every: float) -> None:
+    def beat() -> None:
+        with db.write() as conn:
+            fleet.heartbeat(conn, name)
+
+    while True:
+        try:
+            await asyncio.to_thread(beat)
+        except Exception as e:  # the database is away: keep trying, the games go on
+            _log(f"heartbeat failed: {str(e).splitlines()[0]}")
+        await asyncio.sleep(every)
+
+
+async def _sweep_stalled(app: procrastinate.App, config: WorkerConfig) -> None:
+    """Put back in the queue the jobs of workers silent for `stalled_after` seconds. Every live
+    worker sweeps; two sweeping the same job is harmless (the second retry is refused)."""
+    while True:
+        try:
+            stalled = await app.job_manager.get_stalled_jobs(
+                queue=queue.QUEUE, seconds_since_heartbeat=config.stalled_after
+            )
+            for job in stalled:
+                with contextlib.suppress(pq_exceptions.ConnectorException):
+                    await app.job_manager.retry_job(job)
+                    _log(
+                        f"job {job.id} (game {job.task_kwargs.get('game_id')}) was stalled: retried"
+                    )
+        except pq_exceptions.ConnectorException as e:
+            _log(f"stalled-job sweep failed: {e}")
+        await asyncio.sleep(config.heartbeat)

@@ -1,0 +1,347 @@
+"""Games played by `arena league worker`s through procrastinate on a real PostgreSQL, with real
+processes: a server queueing games (`--no-local-games`) and two workers; one worker SIGKILLed
+mid-game and started again, the server killed and started again; afterwards every game is
+recorded exactly once, none is lost, the ratings equal a replay of the recorded results and no
+bot or slot process is left. And a frozen worker (a network partition) whose stale result
+arrives after its game was replayed elsewhere, and is refused.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import itertools
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import uuid
+from collections.abc import Callable, Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+from support import BOTS, ROOT, Server, arena, make_league, postgres_database
+
+from arena.league import fleet, store
+from arena.league.ratings import Skill, rate
+
+pytestmark = [pytest.mark.slow, pytest.mark.postgres]
+
+#: fast games: two random bots, ten turns of Stripes
+GAMES = '[{ name = "stripes", options = { max_turns = 10 } }]'
+STALLED_AFTER = "2"
+
+
+def wait_until(predicate: Callable[[], Any], what: str, timeout: float = 60.0) -> Any:
+    """Poll `predicate` until truthy (the loop bounds the waiting; it synchronises nothing)."""
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out waiting for {what}")
+        time.sleep(0.1)
+
+
+class Worker:
+    """A real `arena league worker` process."""
+
+    def __init__(self, url: str, name: str, tmp: Path, log: Path, concurrency: int = 2) -> None:
+        self.name = name
+        self.log = log
+        self.out = open(log, "ab")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "arena",
+                "league",
+                "worker",
+                "--database",
+                url,
+                "--name",
+                name,
+                "--concurrency",
+                str(concurrency),
+                "--cache",
+                str(tmp / f"cache-{name}"),
+                "--heartbeat",
+                "0.5",
+                "--stalled-after",
+                STALLED_AFTER,
+                "--retry-wait",
+                "0.5",
+                "--grace",
+                "20",
+            ],
+            cwd=ROOT,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+            stdout=self.out,
+            stderr=self.out,
+        )
+
+    def stop(self, sig: int = signal.SIGTERM) -> int:
+        if self.proc.poll() is None:
+            self.proc.send_signal(sig)
+        try:
+            return self.proc.wait(timeout=60)
+        finally:
+            self.out.close()
+
+    def slot_pids(self) -> list[int]:
+        return [p for p, env in _environs() if f"ARENA_LEAGUE_WORKER={self.name}" in env]
+
+
+def _environs() -> Iterator[tuple[int, str]]:
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            with contextlib.suppress(OSError):
+                yield (
+                    int(d.name),
+                    (d / "environ").read_bytes().replace(b"\0", b"\n").decode(errors="replace"),
+                )
+
+
+def leftovers(tmp: Path, names: list[str]) -> list[str]:
+    """Processes of this test still alive: slot processes (by their environment) and bots
+    (running from the workers' caches)."""
+    found = []
+    marks = [f"ARENA_LEAGUE_WORKER={n}" for n in names]
+    for d in Path("/proc").iterdir():
+        if not d.name.isdigit() or int(d.name) == os.getpid():
+            continue
+        with contextlib.suppress(OSError):
+            cmd = (d / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")
+            env = (d / "environ").read_bytes().decode(errors="replace")
+            cwd = ""
+            with contextlib.suppress(OSError):
+                cwd = os.readlink(d / "cwd")
+            mine = str(tmp) in cmd or str(tmp) in cwd or any(m in env for m in marks)
+            if mine and not (d / "stat").read_text().split(") ")[1].startswith("Z"):
+                found.append(f"{d.name}: {cmd.strip()} (cwd {cwd})")
+    return found
+
+
+def two_bots(tmp: Path) -> list[Path]:
+    out = []
+    for name in ("ra", "rb"):
+        d = tmp / name
+        shutil.copytree(BOTS / "random-py", d, ignore=shutil.ignore_patterns("__pycache__"))
+        toml = d / "bot.toml"
+        text = toml.read_text()
+        toml.write_text(text.replace('name = "random-py"', f'name = "{name}"', 1))
+        out.append(d)
+    return out
+
+
+@pytest.fixture
+def league(tmp_path):
+    with postgres_database() as url:
+        d = make_league(
+            tmp_path / "league",
+            url,
+            time_control='"2+0.02"',
+            games=GAMES,
+            concurrency="2",
+            opening_turns="1",
+        )
+        arena("league", "user", "add", "op", "--admin", "-C", str(d))
+        for bot in two_bots(tmp_path):
+            arena("league", "bot", "add", str(bot), "--owner", "op", "-C", str(d))
+        engine = sa.create_engine(url)
+        try:
+            yield d, url, engine
+        finally:
+            engine.dispose()
+
+
+def q(engine: sa.Engine, sql: str, **params: Any) -> list[Any]:
+    with engine.connect() as conn:
+        return conn.execute(sa.text(sql), params).all()
+
+
+def finished(engine: sa.Engine) -> int:
+    return q(engine, "SELECT count(*) FROM games WHERE state = 'finished'")[0][0]
+
+
+def playing(engine: sa.Engine, worker: str) -> list[int]:
+    """Games the worker holds an open attempt of, read from the database."""
+    rows = q(
+        engine,
+        "SELECT a.game_id FROM attempts a JOIN games g ON g.id = a.game_id "
+        "WHERE a.worker = :w AND a.ended_at IS NULL AND g.state = 'running' "
+        "AND g.attempt = a.attempt",
+        w=worker,
+    )
+    return [r[0] for r in rows]
+
+
+def live_jobs(engine: sa.Engine) -> int:
+    return q(engine, "SELECT count(*) FROM procrastinate_jobs WHERE status IN ('todo', 'doing')")[
+        0
+    ][0]
+
+
+def replayed_ratings(engine: sa.Engine) -> dict[int, Skill]:
+    """The ratings a replay of the recorded rated results gives, in the order they were
+    recorded. Results recorded within the same millisecond are tried in every order."""
+    rows = q(
+        engine,
+        "SELECT finished_at, id, version0, version1, winner FROM games "
+        "WHERE state = 'finished' AND rated ORDER BY finished_at, id",
+    )
+    groups = [list(g) for _, g in itertools.groupby(rows, key=lambda r: r[0])]
+    actual = {
+        v: Skill(mu, sigma)
+        for v, mu, sigma in q(engine, "SELECT version_id, mu, sigma FROM ratings")
+    }
+    choices = [list(itertools.permutations(g)) if len(g) > 1 else [g] for g in groups]
+    best: dict[int, Skill] = {}
+    for combo in itertools.islice(itertools.product(*choices), 256):
+        skills: dict[int, Skill] = {v: Skill() for v in actual}
+        for group in combo:
+            for _, _, v0, v1, winner in group:
+                pts = 0.5 if winner is None else (1.0 if winner == 0 else 0.0)
+                skills[v0], skills[v1] = rate(skills[v0], skills[v1], pts)
+        best = skills
+        if all(
+            abs(skills[v].mu - actual[v].mu) < 1e-6
+            and abs(skills[v].sigma - actual[v].sigma) < 1e-6
+            for v in actual
+        ):
+            return skills
+    return best
+
+
+def test_workers_survive_kills_and_record_every_game_once(league, tmp_path):
+    d, url, engine = league
+    tag = uuid.uuid4().hex[:6]
+    names = [f"wa-{tag}", f"wb-{tag}"]
+    server = Server(d, "--no-local-games", "--stalled-after", STALLED_AFTER)
+    a = Worker(url, names[0], tmp_path, tmp_path / "wa.log")
+    b = Worker(url, names[1], tmp_path, tmp_path / "wb.log")
+    try:
+        wait_until(lambda: finished(engine) >= 8, "the first games")
+        # SIGKILL worker a in the middle of a game; its job stalls, b takes it over
+        lost = wait_until(lambda: playing(engine, names[0]), "worker a to be mid-game")[0]
+        a_slots = a.slot_pids()
+        a.stop(signal.SIGKILL)
+        wait_until(
+            lambda: q(
+                engine,
+                "SELECT 1 FROM games WHERE id = :g AND state = 'finished' AND attempt >= 2",
+                g=lost,
+            ),
+            "the lost game to be replayed elsewhere",
+        )
+        # the killed worker's slot process saw its pipe close and took its bots down with it
+        wait_until(lambda: not any(Path(f"/proc/{p}").exists() for p in a_slots), "a's slots")
+        a = Worker(url, names[0], tmp_path, tmp_path / "wa.log")
+        wait_until(lambda: finished(engine) >= 25, "more games")
+
+        # the server is killed; the workers go on with the games queued, then it comes back
+        server.kill()
+        before = finished(engine)
+        wait_until(lambda: finished(engine) >= before + 2, "games recorded without the server")
+        server = Server(d, "--no-local-games", "--stalled-after", STALLED_AFTER)
+        status = server.get("/api/v1/workers").json()
+        assert {w["name"] for w in status["items"]} >= set(names)
+        wait_until(lambda: finished(engine) >= 50, "50 games", timeout=90)
+    finally:
+        server.stop()
+    # with the server gone nothing new is queued: the workers drain what is
+    wait_until(lambda: live_jobs(engine) == 0, "the queue to drain")
+    for w in (a, b):
+        assert w.stop() == 0
+    assert not leftovers(tmp_path, names), leftovers(tmp_path, names)
+
+    states = dict(q(engine, "SELECT state, count(*) FROM games GROUP BY state"))
+    assert set(states) == {"finished"}, states  # none lost, none stuck
+    assert states["finished"] >= 50
+    n_records = q(engine, "SELECT count(*) FROM records")[0][0]
+    assert n_records == states["finished"]  # recorded exactly once
+    # the killed attempt: voided as the worker's fault, logged against that worker, unrated
+    voids = q(engine, "SELECT game_id, attempt, kind FROM voids")
+    assert (lost, 1, "worker_lost") in voids
+    assert {k for _, _, k in voids} == {"worker_lost"}
+    outcome = q(engine, "SELECT worker, outcome FROM attempts WHERE game_id = :g", g=lost)
+    assert (names[0], fleet.LOST) in outcome
+    # every rated game counted once in both ratings, and they equal a replay of the results
+    games_per_version = dict(q(engine, "SELECT version_id, games FROM ratings"))
+    assert sum(games_per_version.values()) == 2 * states["finished"]
+    replay = replayed_ratings(engine)
+    for v, mu, sigma in q(engine, "SELECT version_id, mu, sigma FROM ratings"):
+        assert replay[v].mu == pytest.approx(mu, abs=1e-6)
+        assert replay[v].sigma == pytest.approx(sigma, abs=1e-6)
+
+
+def test_a_stale_attempt_arriving_late_is_refused(league, tmp_path):
+    """Worker a is frozen mid-game (SIGSTOP on it and its slot: a partition); its job stalls and
+    worker b replays the game as attempt 2. Thawed, a finishes attempt 1 and tries to record it:
+    zero rows updated, nothing written, counted as stale against a."""
+    d, url, engine = league
+    tag = uuid.uuid4().hex[:6]
+    names = [f"fa-{tag}", f"fb-{tag}"]
+    server = Server(d, "--no-local-games", "--stalled-after", STALLED_AFTER)
+    a = Worker(url, names[0], tmp_path, tmp_path / "fa.log", concurrency=1)
+    b: Worker | None = None
+    try:
+        frozen: list[int] = []
+        while not frozen:
+            game = wait_until(lambda: playing(engine, names[0]), "worker a to be mid-game")[0]
+            pids = [a.proc.pid, *a.slot_pids()]
+            for p in pids:
+                os.kill(p, signal.SIGSTOP)
+            if game in playing(engine, names[0]):
+                frozen = pids
+            else:  # it finished in between: thaw and try the next game
+                for p in pids:
+                    os.kill(p, signal.SIGCONT)
+        b = Worker(url, names[1], tmp_path, tmp_path / "fb.log")
+        wait_until(
+            lambda: q(
+                engine,
+                "SELECT 1 FROM attempts WHERE game_id = :g AND attempt = 2 "
+                "AND outcome = 'recorded'",
+                g=game,
+            ),
+            "worker b to replay and record the game",
+        )
+        for p in frozen:
+            os.kill(p, signal.SIGCONT)
+        wait_until(
+            lambda: q(
+                engine,
+                "SELECT 1 FROM attempts WHERE game_id = :g AND attempt = 1 AND outcome = 'stale'",
+                g=game,
+            ),
+            "worker a's late result to be refused",
+        )
+    finally:
+        server.stop()
+        for w in (a, b):
+            if w is not None:
+                w.stop()
+    with engine.connect() as conn:
+        g = conn.execute(sa.select(store.games).where(store.games.c.id == game)).one()
+        assert g.state == "finished" and g.attempt == 2
+        assert (
+            conn.execute(
+                sa.select(sa.func.count())
+                .select_from(store.records)
+                .where(store.records.c.game_id == game)
+            ).scalar()
+            == 1
+        )
+        ws = {r.name: r for r in conn.execute(sa.select(store.workers))}
+        assert ws[names[0]].stale == 1
+        kinds = [
+            (v.attempt, v.kind)
+            for v in conn.execute(sa.select(store.voids).where(store.voids.c.game_id == game))
+        ]
+        assert kinds == [(1, "worker_lost")]
+    assert not leftovers(tmp_path, names), leftovers(tmp_path, names)
