@@ -202,6 +202,34 @@ SCHEMAS["LeaderboardPage"] = _page("LeaderboardRow", variant=_STR)
 SCHEMAS["BotPage"] = _page("Bot")
 SCHEMAS["GamePage"] = _page("Game")
 SCHEMAS["QueuePage"] = _page("Game", counts={"type": "object", "additionalProperties": _INT})
+SCHEMAS["Worker"] = _obj(
+    {
+        "name": _STR,
+        "host": _STR,
+        "pid": _INT,
+        "state": {"enum": ["running", "lost", "stopped"]},
+        "concurrency": _INT,
+        "playing": {
+            "type": "array",
+            "items": _obj({"game": _INT, "attempt": _INT, "variant": _STR}),
+        },
+        "load": _NUM,
+        "heartbeat_age": _NUM,
+        "started_at": _nullable("string"),
+        "played": _INT,
+        "voided": _INT,
+        "stale": _INT,
+        "last_failure": _nullable("string"),
+        "last_failure_at": _nullable("string"),
+    }
+)
+SCHEMAS["Workers"] = _obj(
+    {
+        "stalled_after": _NUM,
+        "jobs": {"type": "object", "additionalProperties": _INT},
+        "items": {"type": "array", "items": _ref("Worker")},
+    }
+)
 
 
 def _param(name: str, where: str, schema: dict[str, Any], doc: str, required=False) -> dict:
@@ -344,6 +372,42 @@ PATHS: dict[str, Any] = {
         "get": _op(
             "games in flight, then queued, with counts by state", "QueuePage", params=_PAGE_PARAMS
         )
+    },
+    "/api/v1/workers": {
+        "get": _op(
+            "the workers: state, games in play, load, games played/voided/stale, last failure;"
+            " the job queue's counts",
+            "Workers",
+        )
+    },
+    "/api/v1/worker/archives/{sha}": {
+        "get": {
+            **_op(
+                "workers (worker secret): a version's archive by its sha256",
+                "Ok",
+                params=[_param("sha", "path", _STR, "the archive's sha256, hex")],
+                auth=True,
+                errors=("404",),
+            ),
+            "responses": {
+                "200": {
+                    "description": "the archive's bytes",
+                    "content": {
+                        "application/octet-stream": {
+                            "schema": {"type": "string", "format": "binary"}
+                        }
+                    },
+                },
+                "401": _ERR,
+                "404": _ERR,
+            },
+        }
+    },
+    "/workers": {
+        "get": {
+            "summary": "the workers as an HTML page",
+            "responses": {"200": {"description": "HTML", "content": {"text/html": {}}}},
+        }
     },
     "/api/v1/openapi.json": {
         "get": {
