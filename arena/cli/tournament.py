@@ -166,8 +166,12 @@ def cmd_run(args: argparse.Namespace) -> int:
     missing = outcome.pending_at_start - outcome.played + outcome.skipped
     for name, why in outcome.dropped.items():
         print(f"dropped {name}: {why}", file=sys.stderr)
+    if outcome.sprt is not None and outcome.sprt.decision:
+        missing_text = f"SPRT decided ({outcome.sprt.decision} accepted)"
+    else:
+        missing_text = f"{missing} missing"
     msg = (
-        f"{outcome.status}: {outcome.played} games played this run, {missing} missing, "
+        f"{outcome.status}: {outcome.played} games played this run, {missing_text}, "
         f"{outcome.voided} voided attempts; results in {outcome.results}"
     )
     print(msg, file=sys.stderr)

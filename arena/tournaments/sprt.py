@@ -230,14 +230,19 @@ def mle_normalized(q: Sequence[float], t: float) -> list[float]:
 
 
 def _normalized_fixed_point(q: Sequence[float], t: float, p: list[float]) -> list[float]:
-    for _ in range(1000):
+    change = 1.0
+    for _ in range(300):
         mean, var = _mean_var(p)
         sd = math.sqrt(max(var, 1e-12))
         g = [(a - 0.5) - t * sd * (1.0 + ((a - mean) / sd) ** 2) / 2.0 for a in PAIR_SCORES]
         new = _tilted(q, g)
-        if max(abs(x - y) for x, y in zip(new, p, strict=True)) < 1e-13:
-            return new
+        change = max(abs(x - y) for x, y in zip(new, p, strict=True))
         p = new
+        # the root finding leaves a jitter of about 1e-11 with outcomes of very unequal counts
+        if change < 1e-10:
+            return p
+    if change < 1e-7:
+        return p
     raise ValueError("no convergence")
 
 

@@ -202,3 +202,45 @@ def test_arena_sprt_stops_early_and_says_h1(tmp_path: Path) -> None:
         "arena: error: --elo0/--elo1/--alpha/--beta: elo0 must be below elo1, got elo0=5.0, "
         "elo1=0.0"
     )
+
+
+def _row(game_id: str, bots: tuple[str, str], winner: int | None, pair: int, rnd: int = 1):
+    from arena.tournaments.store import GameRow
+
+    return GameRow(
+        game_id, 0, rnd, "g", "stripes", pair, 0, bots, winner, "", "", "", False, None,
+        (None, None), 1, 1.0, 1,
+    )  # fmt: skip
+
+
+def test_a_gauntlet_sprt_pools_the_challengers_pairs_against_every_opponent() -> None:
+    from arena.tournaments.sprt import SprtParams
+    from arena.tournaments.stopping import SprtRule
+
+    rule = SprtRule(SprtParams(0, 5), "new")
+    assert rule.add(_row("r1-g-p0-a", ("new", "a"), 0, 0)) is None  # half a pair
+    state = rule.add(_row("r1-g-p0-b", ("a", "new"), None, 0))  # win + draw = 1.5
+    assert state is not None and list(state.pentanomial) == [0, 0, 0, 1, 0]
+    rule.add(_row("r1-g-p1-a", ("new", "b"), 1, 1))
+    state = rule.add(_row("r1-g-p1-b", ("b", "new"), 0, 1))  # two losses against b: 0
+    assert list(state.pentanomial) == [1, 0, 0, 1, 0]
+    assert rule.add(_row("r1-g-p2-a", ("a", "b"), 0, 2)) is None  # not the tested bot
+    assert rule.state().pairs == 2
+
+
+def test_arena_sprt_builds_a_two_bot_config_with_openings_and_distinct_names(
+    tmp_path: Path,
+) -> None:
+    from arena.cli import build_parser
+    from arena.cli.sprt import build_config
+
+    (tmp_path / "w.txt").write_text("e5 ; d4\nc3 ; g7\n")
+    argv = ["sprt", "wrigglers", str(PY), str(PY), "--openings", str(tmp_path / "w.txt")]
+    argv += ["--max-games", "11", "--results", str(tmp_path / "r.sqlite"), "--elo1", "10"]
+    args = build_parser().parse_args(argv)
+    config, names = build_config(args)
+    assert names == ["random-py-new", "random-py-old"]
+    assert [b.alias for b in config.bots] == names
+    assert config.games[0].openings == ((("e5",), ("d4",)), (("c3",), ("g7",)))
+    assert config.rounds == 6  # 6 game pairs cover 11 games
+    assert config.sprt is not None and config.sprt.elo1 == 10

@@ -196,3 +196,17 @@ def test_evaluate_decides_and_summarises() -> None:
     assert "H1 accepted" in line and f"LLR {state.llr:.2f}" in line and "games 444" in line
     assert evaluate([120, 60, 30, 9, 3], params).decision == "H0"
     assert evaluate([1, 1, 1, 1, 1], params).decision is None
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    st.lists(st.sampled_from([0, 0, 1, 3, 50, 400, 5000]), min_size=5, max_size=5).filter(sum),
+    st.floats(-80, 60),
+    st.floats(0.5, 40),
+    st.sampled_from(["logistic", "normalized"]),
+)
+def test_llr_exists_for_any_counts(counts, elo0, width, model) -> None:
+    # lopsided counts (a bot that wins nearly every pair) are the everyday case of a strong
+    # new version; the estimate must not fail to converge on them
+    value = llr(counts, SprtParams(elo0, elo0 + width, model=model))
+    assert math.isfinite(value)
