@@ -131,13 +131,14 @@ class LiveProgress(Progress):
 
     def _render(self):
         from rich.console import Group
+        from rich.text import Text
 
         from arena.tournaments.report import standings, standings_table
 
         rows = standings(self.bots, self.rows)[: self.top]
         t = standings_table(self.console, rows, forfeits=False, title="standings")
         playing = ", ".join(sorted(self.running)[:6]) or "-"
-        head = [self.sprt_line] if self.sprt_line else []
+        head = [Text(self.sprt_line)] if self.sprt_line else []  # plain: no markup, no colours
         return Group(self.bar, *head, f"playing: {playing}", t, *self.last[-5:])
 
     def _refresh(self) -> None:

@@ -52,3 +52,19 @@ def test_live_standings_show_elo() -> None:
     p.close()
     text = buf.getvalue()
     assert "elo" in text and "+95" in text and "-95" in text
+
+
+def test_both_displays_show_the_sprt() -> None:
+    from arena.tournaments.sprt import SprtParams, evaluate
+
+    state = evaluate([0, 1, 2, 3, 4], SprtParams(0, 5))
+    out = io.StringIO()
+    LineProgress(out).sprt(state)
+    assert out.getvalue() == state.summary() + "\n"
+    buf = io.StringIO()
+    console = Console(file=buf, force_terminal=True, width=250, color_system=None)
+    live = LiveProgress("demo", console=console)
+    live.start(4, [], ["a", "b"], 4)
+    live.sprt(state)
+    live.close()
+    assert "SPRT [0, 5] (logistic" in buf.getvalue() and "games 20" in buf.getvalue()
