@@ -12,8 +12,9 @@ import secrets
 import signal
 import sys
 import tempfile
+from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TextIO
 
 from arena.errors import ArenaError
 from arena.games import GAME_NAMES, game_class, make_game
@@ -22,7 +23,7 @@ from arena.referee.preflight import BotCannotStart, check_startable
 from arena.sandbox import ISOLATION_MODES, Limits, LimitsError, SandboxFault
 
 if TYPE_CHECKING:
-    from arena.referee import GameRecord, MatchConfig, TimeControl
+    from arena.referee import GameRecord, MatchConfig, TimeControl, TurnEvent
     from arena.referee.bots import BotSpec
 
 # trio, the game-playing part of the referee and the openings (arena.tournaments) are imported
@@ -252,7 +253,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     options = parse_options(args.option)
     make_game(args.game, options)  # option errors before anything is started
 
-    from arena.referee import LogEvent, MatchConfig, TurnEvent, load_bot
+    from arena.referee import LogEvent, MatchConfig, load_bot
     from arena.tournaments.openings import (
         OpeningError,
         check_opening,
@@ -289,13 +290,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     out = sys.stdout
 
     def observer(ev: TurnEvent) -> None:
-        clocks = " | ".join("-" if c is None else f"{c:.2f}" for c in ev.clocks)
-        print(
-            f"turn {ev.turn}: {colours[ev.seat]} ({names[ev.seat]}) {' '.join(ev.actions)}"
-            f"   [{duration(ev.elapsed)}; clocks {clocks}]",
-            file=out,
-        )
-        print(ev.state.render_text(), file=out, flush=True)
+        print_turn(ev, colours, names, out)
 
     def on_log(ev: LogEvent) -> None:
         print(f"  [{colours[ev.seat]} {names[ev.seat]} log] {ev.message}", file=out, flush=True)
@@ -320,6 +315,17 @@ def cmd_match(args: argparse.Namespace) -> int:
         print(f"arena: error: cannot write {e.filename}: {e.strerror or e}", file=sys.stderr)
         return 1
     return status
+
+
+def print_turn(ev: TurnEvent, colours: Sequence[str], names: Sequence[str], out: TextIO) -> None:
+    """A completed turn as `arena match` and `arena play` show it: actions, time, clocks, board."""
+    clocks = " | ".join("-" if c is None else f"{c:.2f}" for c in ev.clocks)
+    print(
+        f"turn {ev.turn}: {colours[ev.seat]} ({names[ev.seat]}) {' '.join(ev.actions)}"
+        f"   [{duration(ev.elapsed)}; clocks {clocks}]",
+        file=out,
+    )
+    print(ev.state.render_text(), file=out, flush=True)
 
 
 def check_writable(path: str, what: str) -> None:

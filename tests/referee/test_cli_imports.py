@@ -50,6 +50,7 @@ def heavy_in(names: set[str]) -> list[str]:
         ("tournament", "--help"),
         ("league", "--help"),
         ("sprt", "--help"),
+        ("play", "--help"),
         ("games",),
     ],
 )

@@ -1,0 +1,120 @@
+"""`arena play GAME BOT`: a person against a bot, in the terminal.
+
+The person is a `HumanPlayer` seat (arena/referee/human.py) that the referee plays exactly like a
+bot: same clock, same rules, same record; the terminal side of it is `TerminalIO` (terminal.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import secrets
+import sys
+from typing import TYPE_CHECKING, Any
+
+from arena.cli.match import (
+    _check_picture_paths,
+    _picture_options,
+    _run,
+    _time_options,
+    _write_pictures,
+    _write_record,
+    check_writable,
+    parse_options,
+    print_turn,
+    result_line,
+)
+from arena.errors import ArenaError
+from arena.games import GAME_NAMES, game_class, make_game
+
+if TYPE_CHECKING:
+    from arena.referee import TimeControl, TurnEvent
+
+# the referee and trio are imported when a game is played (tests/referee/test_cli_imports.py)
+
+
+def register(sub: argparse._SubParsersAction) -> None:
+    p = sub.add_parser(
+        "play",
+        help="play a game against a bot in the terminal",
+        description="Play a game against a bot in the terminal. Type actions in the game's "
+        "notation (several on one line for a multi-action turn); ? lists the legal actions, "
+        "resign gives up. An illegal action is explained and asked again.",
+    )
+    p.add_argument("game", metavar="GAME", help=f"one of: {', '.join(GAME_NAMES)}")
+    p.add_argument("bot", metavar="BOT", help="a bot.toml, a directory holding one, or a command")
+    p.add_argument(
+        "--seat",
+        type=int,
+        choices=(0, 1),
+        default=0,
+        help="your seat: 0 moves first (default), 1 second",
+    )
+    p.add_argument("--name", default="human", help="your name in the record (default: human)")
+    _time_options(p)
+    p.add_argument("--seed", type=int, default=None, help="seed given to the bot (default: random)")
+    p.add_argument(
+        "--option", "-o", action="append", default=[], metavar="KEY=VALUE", help="game option"
+    )
+    p.add_argument("--record", metavar="FILE", help="write the game record (JSON) to FILE")
+    _picture_options(p)
+    p.set_defaults(func=cmd_play)
+
+
+def _play_time_control(args: argparse.Namespace) -> TimeControl:
+    """No clock unless one is asked for: a person should not lose on time by surprise."""
+    from arena.referee import TimeControl
+
+    if args.tc is None and args.move_time is None:
+        return TimeControl(
+            startup=args.startup, **({} if args.margin is None else {"margin": args.margin})
+        )
+    return TimeControl.parse(args.tc, args.move_time, startup=args.startup, margin=args.margin)
+
+
+def cmd_play(args: argparse.Namespace) -> int:
+    cls = game_class(args.game)
+    options = parse_options(args.option)
+    make_game(args.game, options)
+    if not args.name.strip():
+        raise ArenaError("--name must not be empty")
+    if args.record:
+        check_writable(args.record, "--record")
+    _check_picture_paths(args)
+
+    from arena.cli.terminal import TerminalIO
+    from arena.referee import MatchConfig, load_bot
+    from arena.referee.human import HumanPlayer
+
+    bot = load_bot(args.bot)
+    out = sys.stdout
+    human = HumanPlayer(TerminalIO(out), args.name)
+    bots: tuple[Any, Any] = (human, bot) if args.seat == 0 else (bot, human)
+    seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
+    config = MatchConfig(
+        game=args.game,
+        options=options,
+        bots=bots,
+        time_control=_play_time_control(args),
+        seed=seed,
+    )
+    colours = cls.colours
+    names = [b.name for b in bots]
+
+    def observer(ev: TurnEvent) -> None:
+        print_turn(ev, colours, names, out)
+
+    print(
+        f"{args.game}: {colours[0]} {names[0]} vs {colours[1]} {names[1]}, "
+        f"{config.time_control.describe()}, seed {seed}",
+        file=out,
+    )
+    print(make_game(args.game, options).new_initial_state().render_text(), file=out, flush=True)
+    record = _run(config, observer)
+    print(result_line(record), file=out)
+    status = _write_record(record, args.record) if args.record else 0
+    try:
+        _write_pictures(record, args)
+    except OSError as e:
+        print(f"arena: error: cannot write {e.filename}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    return status
