@@ -8,9 +8,10 @@ import pytest
 from selenium.common.exceptions import NoAlertPresentException
 from selenium.webdriver.common.by import By
 from selenium.webdriver.common.keys import Keys
-from viewer_helpers import BOTS, HOSTILE_NAME, HTMLBOT, distinct_colours, keep_screenshot, play
 
 from arena.viewer import action_cells, replay_data, replay_page
+
+from .viewer_helpers import BOTS, HOSTILE_NAME, HTMLBOT, distinct_colours, keep_screenshot, play
 
 pytestmark = pytest.mark.browser
 

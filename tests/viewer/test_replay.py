@@ -13,7 +13,6 @@ from xml.etree import ElementTree
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from viewer_helpers import BOTS, HOSTILE_NAME, HTMLBOT, ROOT, misbehaving_bot, play
 
 from arena.games import GAME_NAMES, make_game
 from arena.referee import GameRecord
@@ -26,6 +25,8 @@ from arena.viewer import (
     write_turn_svgs,
 )
 from arena.viewer.replay import REPLAY_FORMAT
+
+from .viewer_helpers import BOTS, HOSTILE_NAME, HTMLBOT, ROOT, misbehaving_bot, play
 
 VARIANTS = [(name, {}) for name in GAME_NAMES] + [
     ("papagra", {"board": "square 5", "extra_removals": 1}),
