@@ -247,8 +247,10 @@ def cmd_init(args: argparse.Namespace) -> int:
         path.write_text(text, encoding="utf-8")
     try:
         settings = load_settings(root)
-        settings.bots_dir.mkdir(exist_ok=True)
-        settings.archives_dir.mkdir(exist_ok=True)
+        # 0700: a bot's uid cannot reach them, so the sandbox shows each bot (and each build)
+        # only its own directory, never other versions or the archives (docs/security.md)
+        settings.bots_dir.mkdir(mode=0o700, exist_ok=True)
+        settings.archives_dir.mkdir(mode=0o700, exist_ok=True)
         db = Database(settings.database_url)
         try:
             upgrade(db.engine)

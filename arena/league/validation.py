@@ -17,6 +17,7 @@ fail the version.
 
 from __future__ import annotations
 
+import sys
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
@@ -97,13 +98,35 @@ def load_submitted_bot(bot_dir: Path) -> BotSpec:
     except BotError as exc:
         text = str(exc).replace(str(top) + "/", "").replace(str(top), ".")
         raise LeagueError(text, status=422, field=MANIFEST_NAME) from None
-    if not bot.workdir.is_relative_to(top):
-        raise LeagueError(
-            f"{MANIFEST_NAME}: workdir must stay inside the bot's directory",
-            status=422,
-            field=MANIFEST_NAME,
-        )
+    problem = _outside(bot, top)
+    if problem is not None:
+        raise LeagueError(f"{MANIFEST_NAME}: {problem}", status=422, field=MANIFEST_NAME)
     return bot
+
+
+def _outside(bot: BotSpec, top: Path) -> str | None:
+    """Why the manifest reaches outside its directory, if it does. The sandbox shows a bot the
+    files its command names even where its uid could not reach them (an interpreter under
+    /root), so a submitted command may only name files of its own: otherwise it could run or
+    read another version's files."""
+    if not bot.workdir.is_relative_to(top):
+        return "workdir must stay inside the bot's directory"
+    first, *rest = bot.command
+    if "/" in first and first != sys.executable and not _inside(bot.workdir / first, top):
+        return (
+            f"command {first!r}: a program outside the bot's directory must be named "
+            "without a path (looked up on PATH), e.g. node"
+        )
+    for word in rest:
+        if ("/" in word or word == "..") and not _inside(bot.workdir / word, top):
+            return f"command word {word!r} leads outside the bot's directory"
+    if "PATH" in dict(bot.env):
+        return "env.PATH cannot be set by a submitted bot"
+    return None
+
+
+def _inside(path: Path, top: Path) -> bool:
+    return path.resolve().is_relative_to(top)
 
 
 async def validate_version(

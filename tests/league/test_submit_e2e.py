@@ -5,11 +5,12 @@ sentence, a malicious archive never gets that far."""
 from __future__ import annotations
 
 import io
+import shutil
 import tarfile
 from pathlib import Path
 
 import pytest
-from support import Server, arena, cli, make_league
+from support import ROOT, Server, arena, cli, make_league
 
 pytestmark = pytest.mark.slow
 
@@ -68,6 +69,49 @@ def test_submit_and_wait_for_validation(served, tmp_path: Path) -> None:
     assert "  stripes as " in out and ": crashed: " in out
     assert "  stderr: no idea how to play stripes" in out
     assert server.get("/api/v1/bots/crashy/versions/1").json()["state"] == "failed"
+
+
+SNOOP = """import sys
+from protocol.sdk import run_bot
+
+def choose(turn, bot):
+    if not bot.memory:
+        bot.memory["tried"] = True
+        try:
+            open(SECRET).read()
+            print("LEAK", file=sys.stderr, flush=True)
+            raise SystemExit(3)
+        except OSError as e:
+            print("hidden:", type(e).__name__, file=sys.stderr, flush=True)
+    return bot.rng.choice(turn["legal"])
+
+raise SystemExit(run_bot(choose, name="snoop"))
+"""
+
+
+def test_a_bot_cannot_read_another_version(served, tmp_path: Path) -> None:
+    """The league keeps bots/ 0700, so each bot sees only its own directory."""
+    server, token = served
+    league = server.directory
+    assert (league / "bots").stat().st_mode & 0o777 == 0o700
+    assert (league / "archives").stat().st_mode & 0o777 == 0o700
+    victim = tmp_path / "victim"
+    shutil.copytree(ROOT / "bots" / "random-py", victim)
+    (victim / "secret.txt").write_text("the opening book")
+    proc = arena("league", "submit", server.url, str(victim), "--token", token, "--wait")
+    assert "validation: passed" in proc.stdout
+    secret = league / "bots" / "1" / "secret.txt"
+    assert secret.read_text() == "the opening book"  # readable by the server itself
+    snoop = tmp_path / "snoop"
+    snoop.mkdir()
+    (snoop / "bot.toml").write_text('name = "snoop"\ncommand = ["python3", "bot.py"]\n')
+    (snoop / "bot.py").write_text(SNOOP.replace("SECRET", repr(str(secret))))
+    proc = arena(
+        "league", "submit", server.url, str(snoop), "--token", token, "--wait", check=False
+    )
+    assert "validation: passed" in proc.stdout, proc.stdout
+    report = server.get("/api/v1/bots/snoop/versions/1").json()["validation"]
+    assert "hidden: FileNotFoundError" in report["games"][0]["stderr_tail"]
 
 
 def test_refused_archive_is_one_line(served, tmp_path: Path) -> None:

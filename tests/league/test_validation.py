@@ -127,6 +127,37 @@ async def test_missing_program_stops_before_the_games(tmp_path: Path) -> None:
     assert report.problem == "bot ghost: cannot start ./run: no such file"
 
 
+@pytest.mark.parametrize(
+    ("command", "env", "problem"),
+    [
+        ('["python3", "../other/bot.py"]', "", "command word '../other/bot.py' leads outside"),
+        ('["python3", "/srv/league/bots/1/bot.py"]', "", "leads outside the bot's directory"),
+        ('["/srv/league/bots/1/engine"]', "", "must be named without a path"),
+        ('["../engine"]', "", "must be named without a path"),
+        ('["python3", "bot.py"]', '[env]\nPATH = "/srv/league/bots/1"\n', "env.PATH cannot"),
+    ],
+)
+def test_submitted_commands_name_only_their_own_files(
+    tmp_path: Path, command: str, env: str, problem: str
+) -> None:
+    """The sandbox exposes the files a command names, so a submitted manifest must not name
+    another version's files (to run its engine or read its book)."""
+    d = tmp_path / "bot"
+    d.mkdir()
+    (d / "bot.toml").write_text(f'name = "x"\ncommand = {command}\n{env}')
+    with pytest.raises(LeagueError) as err:
+        load_submitted_bot(d)
+    assert problem in str(err.value) and err.value.status == 422
+
+
+def test_submitted_commands_of_their_own(tmp_path: Path) -> None:
+    d = tmp_path / "bot"
+    (d / "lib").mkdir(parents=True)
+    for command in ('["python3", "bot.py", "--book", "lib/book.bin"]', '["node", "./bot.js"]'):
+        (d / "bot.toml").write_text(f'name = "x"\ncommand = {command}\n')
+        assert load_submitted_bot(d).name == "x"
+
+
 async def test_failing_build_stops_before_the_games(tmp_path: Path) -> None:
     d = sdk_bot(tmp_path, "", build=["sh", "-c", "echo 'error: no compiler' >&2; exit 2"])
     report = await validate_version(d, ALL_VARIANTS, Limits(), TC)
