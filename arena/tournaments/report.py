@@ -543,22 +543,32 @@ def games_json(rows: Iterable[GameRow]) -> dict[str, Any]:
     return {"format": "arena-tournament-games/1", "games": [game_fields(r) for r in rows]}
 
 
-def render_games_text(rows: Sequence[GameRow], width: int | None = None) -> str:
-    """Every recorded game, one table row each: the ids `record` and `replay` take."""
-    console, buf = _text_console(width)
-    t = _table()
-    t.add_column("game id", no_wrap=True)
-    t.add_column("seat 0 (moves first)")
-    t.add_column("seat 1")
-    t.add_column("result", no_wrap=True)
-    t.add_column("reason")
-    t.add_column("turns", justify="right")
-    for r in rows:
-        turns = "-" if r.turns is None else str(r.turns)
-        t.add_row(r.game_id, r.bots[0], r.bots[1], r.result, r.reason, turns)
-    console.print(f"{len(rows)} recorded games")
-    console.print(t)
-    return _text(buf)
+def render_games_text(rows: Sequence[GameRow]) -> str:
+    """Every recorded game, one line each: the ids `record` and `replay` take.
+
+    Plain columns sized to their contents (not a rich table: a tournament holds thousands of
+    games, and rich lays out a table of that many rows in seconds)."""
+    head = ("game id", "seat 0 (moves first)", "seat 1", "result", "reason", "turns")
+    table = [
+        (
+            r.game_id,
+            r.bots[0],
+            r.bots[1],
+            r.result,
+            r.reason,
+            "-" if r.turns is None else str(r.turns),
+        )
+        for r in rows
+    ]
+    widths = [max(len(row[i]) for row in [head, *table]) for i in range(len(head))]
+
+    def line(cells: Sequence[str]) -> str:
+        text = "   ".join(c.ljust(w) for c, w in zip(cells[:-1], widths, strict=False))
+        return f"{text}   {cells[-1].rjust(widths[-1])}"
+
+    out = [f"{len(rows)} recorded games", line(head), "-" * len(line(head))]
+    out += [line(row) for row in table]
+    return "".join(x.rstrip() + "\n" for x in out)
 
 
 def render_games_csv(rows: Iterable[GameRow]) -> str:
