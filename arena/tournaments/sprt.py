@@ -145,7 +145,12 @@ class SprtState:
         """One line: decision, LLR and bounds, games, Elo +/- 95% and LOS."""
         p = self.params
         verdict = {"H1": "H1 accepted", "H0": "H0 accepted"}.get(self.decision or "", "running")
-        elo = "n/a" if self.elo is None else f"{self.elo:+.1f}"
+        if self.elo is not None:
+            elo = f"{self.elo:+.1f}"
+        elif self.pairs:
+            elo = "+inf (a perfect score)" if self.pentanomial[4] else "-inf (a perfect score)"
+        else:
+            elo = "n/a"
         if self.elo is not None and self.elo_ci95 is not None:
             elo += f" +/- {self.elo_ci95:.1f}"
         los = "n/a" if self.los is None else f"{100 * self.los:.1f}%"
@@ -282,7 +287,9 @@ def estimate(
     """(logistic Elo, its 95% half-width, normalized Elo, LOS) from the pentanomial counts.
 
     The interval is the normal interval of the mean pair score (per-pair variance, so the
-    correlation inside a pair is counted) mapped through the Elo curve, halved.
+    correlation inside a pair is counted) mapped through the Elo curve, halved. A perfect score
+    (every pair 2-0, or 0-2) has no finite Elo: None, and so has the interval when every pair
+    scored the same.
     """
     n = sum(counts)
     if n == 0:
@@ -293,11 +300,15 @@ def estimate(
     los = 0.5 * (1.0 + math.erf((mean - 0.5) / (math.sqrt(2.0) * se))) if se > 0 else None
     if los is None:
         los = 1.0 if mean > 0.5 else 0.0 if mean < 0.5 else 0.5
+    if not 0.0 < mean < 1.0:
+        return None, None, None, los
+    elo = elo_from_score(mean)
+    if var <= 0:
+        return elo, None, None, los
     clip = 1e-6
-    elo = elo_from_score(min(max(mean, clip), 1 - clip))
     lo = elo_from_score(min(max(mean - Z975 * se, clip), 1 - clip))
     hi = elo_from_score(min(max(mean + Z975 * se, clip), 1 - clip))
-    nelo = (mean - 0.5) / math.sqrt(var) * NELO_PER_T if var > 0 else None
+    nelo = (mean - 0.5) / math.sqrt(var) * NELO_PER_T
     return elo, (hi - lo) / 2.0, nelo, los
 
 

@@ -104,10 +104,13 @@ def test_concurrency_zero_means_every_core_in_the_file_and_from_the_flag(tmp_pat
 
 
 def test_bundled_examples_load() -> None:
-    for name in ("bundled.toml", "quick.toml"):
+    for name in ("bundled.toml", "quick.toml", "gauntlet.toml"):
         cfg = load_config(REPO / "tournaments" / name)
         assert len(cfg.bots) >= 2
     assert len(load_config(REPO / "tournaments" / "bundled.toml").games) == 5
+    gauntlet = load_config(REPO / "tournaments" / "gauntlet.toml")
+    assert gauntlet.format == "gauntlet" and gauntlet.sprt is not None
+    assert len(gauntlet.games[0].openings) == 8
 
 
 def test_fingerprint_ignores_rounds_and_concurrency(tmp_path: Path) -> None:

@@ -210,3 +210,11 @@ def test_llr_exists_for_any_counts(counts, elo0, width, model) -> None:
     # new version; the estimate must not fail to converge on them
     value = llr(counts, SprtParams(elo0, elo0 + width, model=model))
     assert math.isfinite(value)
+
+
+def test_a_perfect_score_has_no_finite_elo() -> None:
+    assert estimate([0, 0, 0, 0, 23]) == (None, None, None, 1.0)
+    assert estimate([23, 0, 0, 0, 0])[3] == 0.0
+    assert "Elo +inf (a perfect score)" in evaluate([0, 0, 0, 0, 23], SprtParams(0, 50)).summary()
+    elo, ci, nelo, los = estimate([0, 0, 7, 0, 0])  # every pair 1-1: Elo 0, no spread
+    assert elo == 0 and ci is None and nelo is None and los == 0.5
