@@ -380,3 +380,16 @@ def test_a_bot_that_cannot_start_stops_the_run_before_any_game_or_is_dropped(
     assert "dropped broken: bot broken: cannot start ./missing" in dropped.stderr
     assert "incomplete: 2 games played this run, 4 missing" in dropped.stderr
     assert _count(tmp_path / "r.sqlite") == 2  # only random-py against random-c
+
+
+def test_docker_isolation_for_bots_without_an_image_is_one_line(tmp_path: Path) -> None:
+    """Once an ExceptionGroup traceback, with the run marked failed in the results file."""
+    cfg = write_config(
+        tmp_path,
+        f'bots = ["{BOTS / "random-py"}", "{BOTS / "random-c"}"]\ngames = ["stripes"]\n'
+        'isolation = "docker"\nresults = "r.sqlite"\n',
+    )
+    result = _arena("tournament", "run", str(cfg), "--quiet")
+    assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
+    assert result.stderr.startswith("arena: error: bot random-py: docker mode needs an image")
+    assert not (tmp_path / "r.sqlite").exists()  # no run was started, none marked failed
