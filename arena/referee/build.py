@@ -15,10 +15,12 @@ in its image.
 
 from __future__ import annotations
 
+import os
 import shlex
 import sys
 import time
 from dataclasses import dataclass, replace
+from pathlib import Path
 
 import trio
 
@@ -106,7 +108,26 @@ async def build_bot(
         raise BuildError(f"bot {bot.name}: build `{shown}` timed out after {time_limit:g} s" + tail)
     if info.returncode != 0:
         raise BuildError(f"bot {bot.name}: build `{shown}` failed: {info.describe()}" + tail)
+    escaping = await trio.to_thread.run_sync(links_leading_outside, bot.workdir)
+    if escaping:
+        raise BuildError(
+            f"bot {bot.name}: build `{shown}` left a symbolic link leading outside the bot's "
+            f"directory: {escaping[0]}"
+        )
     return BuildOutput(tuple(bot.build), seconds, stdout.text(), errors)
+
+
+def links_leading_outside(top: Path) -> list[str]:
+    """Symbolic links under `top` whose target lies outside it (relative names). A bot's
+    command naming such a link would make the launcher expose its target to the bot."""
+    real = top.resolve()
+    found = []
+    for dirpath, dirnames, filenames in os.walk(top):
+        for name in dirnames + filenames:
+            path = Path(dirpath, name)
+            if path.is_symlink() and not path.resolve().is_relative_to(real):
+                found.append(str(path.relative_to(top)))
+    return sorted(found)
 
 
 async def _drain(stream: trio.abc.ReceiveStream, ring: StderrRing) -> None:

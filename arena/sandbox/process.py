@@ -522,7 +522,7 @@ class ProcessBot(BotProcess):
         # a uid whose processes survived stays locked until the arena exits, never reused
         if self.lent is not None:
             # before the uid is released: nothing stays owned by a uid the next bot gets
-            await trio.to_thread.run_sync(chown_tree, self.lent, os.geteuid())
+            await trio.to_thread.run_sync(reclaim_tree, self.lent)
         if self._lease is not None and (self._cgroup_gone or not processes_of_uid(self._lease.uid)):
             self._lease.release(clean=True)
         try:
@@ -646,15 +646,15 @@ class ProcessLauncher(Launcher):
             if lease is not None:
                 if spec.writable_workdir and workdir is not None:
                     with contextlib.suppress(OSError):
-                        chown_tree(workdir, os.geteuid())
+                        reclaim_tree(workdir)
                 lease.release()
             shutil.rmtree(scratch, ignore_errors=True)
             if isinstance(exc, OSError | subprocess.SubprocessError):
                 raise SandboxFault(f"bot {spec.name}: cannot start the sandbox: {exc}") from exc
             raise
         bot = ProcessBot(spec, child, scratch, cgroup, lease, tuple(notes))
-        if spec.writable_workdir and lease is not None:
-            bot.lent = workdir
+        if spec.writable_workdir:
+            bot.lent = workdir  # given back (owner, modes) whichever uid the bot ran as
         nursery.start_soon(bot._drain_stderr)
         nursery.start_soon(bot._watch_exit)
         return bot
@@ -743,13 +743,31 @@ class _Child:
 
 def chown_tree(top: Path, uid: int) -> None:
     """Give `top` and everything under it to `uid` (and its group), never following a link:
-    what a build left there (links to anywhere) is changed itself, not what it points to.
-    Root's chown also clears setuid and setgid bits, so nothing lent comes back privileged."""
+    what a build left there (links to anywhere) is changed itself, not what it points to."""
     os.chown(top, uid, uid, follow_symlinks=False)
     for dirpath, dirnames, filenames in os.walk(top):
         for name in dirnames + filenames:
             with contextlib.suppress(FileNotFoundError):
                 os.chown(os.path.join(dirpath, name), uid, uid, follow_symlinks=False)
+
+
+def reclaim_tree(top: Path) -> None:
+    """Take a lent directory back: owned by the arena again, and every mode normalised
+    (directories 0755, files 0644 or 0755 when the owner could execute them: no setuid,
+    setgid, sticky or group/other write bit). A bot that later runs from it can read all of
+    it under a uid of its own, so no file a build made unreadable (chmod 700) can make the
+    launcher fall back to the arena's uid."""
+    chown_tree(top, os.geteuid())
+    for dirpath, dirnames, filenames in os.walk(top):
+        for name in [*dirnames, *filenames, None]:
+            path = dirpath if name is None else os.path.join(dirpath, name)
+            with contextlib.suppress(FileNotFoundError):
+                st = os.lstat(path)
+                if stat.S_ISLNK(st.st_mode):
+                    continue
+                wanted = 0o755 if stat.S_ISDIR(st.st_mode) or st.st_mode & stat.S_IXUSR else 0o644
+                if stat.S_IMODE(st.st_mode) != wanted:
+                    os.chmod(path, wanted)
 
 
 def _describe(exposures: tuple[Exposure, ...]) -> list[str]:

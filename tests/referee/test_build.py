@@ -71,6 +71,25 @@ async def test_build_runs_as_its_own_uid_and_writes_its_directory(open_dir: Path
     assert not written.stat().st_mode & (stat.S_ISUID | stat.S_ISGID)
 
 
+async def test_build_output_is_given_back_readable(open_dir: Path) -> None:
+    """A build that hides its output (chmod 700) cannot make its bot run as the arena's uid:
+    the directory comes back with normal modes."""
+    d = bot_dir(
+        open_dir,
+        ["sh", "-c", "mkdir -p sub && echo x > sub/out && chmod 700 sub . && chmod 4700 sub/out"],
+    )
+    await build_bot(load_bot(d), force=True)
+    assert stat.S_IMODE(d.stat().st_mode) == 0o755
+    assert stat.S_IMODE((d / "sub").stat().st_mode) == 0o755
+    assert stat.S_IMODE((d / "sub" / "out").stat().st_mode) == 0o755
+
+
+async def test_build_leaving_a_link_outside_fails(open_dir: Path) -> None:
+    d = bot_dir(open_dir, ["sh", "-c", "ln -s /etc/passwd out"])
+    with pytest.raises(BuildError, match=r"left a symbolic link leading outside .*: out"):
+        await build_bot(load_bot(d), force=True)
+
+
 async def test_build_cannot_reach_the_network(open_dir: Path) -> None:
     """A listener on the machine's loopback that the test itself can reach: the build cannot."""
     confined()
