@@ -413,18 +413,20 @@ def unpack_archive(data: bytes, dest: Path, caps: ArchiveCaps | None = None) -> 
     dest.mkdir(parents=True, exist_ok=True)
     if any(dest.iterdir()):
         raise ArenaError(f"{dest}: not empty, will not unpack into it")
+    # every directory 0755 whatever the umask: the bot's own uid must read all of it, or the
+    # sandbox would have to run it as the server's uid
+    os.chmod(dest, 0o755)
     base = os.fspath(dest)
     for m in info.members:
         target = os.path.join(base, m.path)
         if m.kind == "dir":
-            os.makedirs(target, mode=0o755, exist_ok=True)
-            os.chmod(target, 0o755)
+            _makedirs(base, m.path)
     for m in info.members:
         if m.kind not in ("file", "hardlink"):
             continue
         source = entries[m.target] if m.kind == "hardlink" else entries[m.path]
         target = os.path.join(base, m.path)
-        os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
+        _makedirs(base, os.path.dirname(m.path))
         content = source.content()
         if len(content) != source.size:
             raise _member_error(m.path, "content does not match its declared size", 400)
@@ -440,9 +442,20 @@ def unpack_archive(data: bytes, dest: Path, caps: ArchiveCaps | None = None) -> 
     for m in info.members:
         if m.kind == "symlink":
             target = os.path.join(base, m.path)
-            os.makedirs(os.path.dirname(target), mode=0o755, exist_ok=True)
+            _makedirs(base, os.path.dirname(m.path))
             os.symlink(m.target, target)
     return info
+
+
+def _makedirs(base: str, rel: str) -> None:
+    """Create `rel` under `base`, each new directory 0755 whatever the umask (checked paths:
+    no component is a link, `_check` refused members inside links)."""
+    path = base
+    for part in rel.split("/") if rel else ():
+        path = os.path.join(path, part)
+        if not os.path.isdir(path):
+            os.mkdir(path)
+            os.chmod(path, 0o755)
 
 
 # -- packing (the client side) ---------------------------------------------------------------

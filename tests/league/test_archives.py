@@ -138,6 +138,20 @@ def test_setuid_and_other_mode_bits_are_stripped(tmp_path: Path) -> None:
     assert stat.S_IMODE((out / "d").stat().st_mode) == 0o755
 
 
+def test_modes_do_not_depend_on_the_umask(tmp_path: Path) -> None:
+    """Under a strict umask the bot's own uid must still read its whole directory."""
+    data = tar_bytes([*GOOD, ("a/b/c.py", b""), entry("d", tarfile.DIRTYPE)])
+    old = os.umask(0o077)
+    try:
+        unpack_archive(data, tmp_path / "o")
+    finally:
+        os.umask(old)
+    out = tmp_path / "o"
+    for p in (out, out / "a", out / "a" / "b", out / "d"):
+        assert stat.S_IMODE(p.stat().st_mode) == 0o755, p
+    assert stat.S_IMODE((out / "a" / "b" / "c.py").stat().st_mode) == 0o644
+
+
 def test_zip_setuid_bit_is_stripped(tmp_path: Path) -> None:
     info = zipfile.ZipInfo("tool")
     info.create_system = 3
