@@ -332,7 +332,9 @@ def _check(
             )
         target = entry.target
         if entry.kind == "hardlink":
-            target = _clean_path(target) if target else ""
+            parts = [p for p in target.split("/") if p not in ("", ".")]
+            inside = target and not target.startswith("/") and ".." not in parts
+            target = "/".join(parts) if inside else ""
             if kinds.get(target) != "file":
                 raise _member_error(
                     entry.name, f"hard link to {entry.target!r}, which is not a file of the archive"

@@ -219,10 +219,9 @@ def test_hardlink_outside(target: str) -> None:
     data = tar_bytes([*GOOD, entry("lib", tarfile.DIRTYPE), entry("h", tarfile.LNKTYPE, target)])
     err = refused(data)
     assert err.status == 422
-    assert "archive member" in str(err)
-    assert any(
-        s in str(err)
-        for s in ("which is not a file of the archive", "absolute paths", "'..' in a path")
+    assert (
+        str(err)
+        == f"archive member 'h': hard link to {target!r}, which is not a file of the archive"
     )
 
 
