@@ -71,3 +71,44 @@ def pair_table(old: Sequence[Pair], wanted: Sequence[Pair]) -> tuple[list[Pair],
 def legacy_pairs(bots: Sequence[str]) -> list[Pair]:
     """The pairings of a results file written before they were stored: every pair, in order."""
     return [(bots[i], bots[j]) for i, j in itertools.combinations(range(len(bots)), 2)]
+
+
+def legacy_changes(
+    meta: Mapping[str, Any], identity: Mapping[str, Any], bot_names: Sequence[str]
+) -> list[str]:
+    """What `identity` (a config's) changes of a results file written before pools could grow.
+
+    Such a file keeps its identity only as a fingerprint, which any difference breaks, so every
+    difference is listed, additions and order included; the old side is rebuilt from the config
+    summary and bot names the file stores. Empty when the file stores no summary."""
+    config = meta.get("config") or {}
+    if not config.get("games"):
+        return []
+    old = {
+        "bots": {name: {} for name in meta.get("bots", [])},
+        "games": {
+            g["label"]: {"name": g["name"], "options": dict(g.get("options") or {})}
+            for g in config["games"]
+        },
+        "time_control": config.get("time_control"),
+        "seed": config.get("seed"),
+        "opening_turns": config.get("opening_turns"),
+    }
+    new = {
+        "bots": {name: {} for name in bot_names},
+        "games": {
+            label: {"name": g["name"], "options": dict(g.get("options") or {})}
+            for label, g in identity.get("games", {}).items()
+        },
+        "time_control": identity.get("time_control"),
+        "seed": identity.get("seed"),
+        "opening_turns": identity.get("opening_turns"),
+    }
+    out = changes(old, new)
+    for kind in ("bots", "games"):
+        word = kind[:-1]
+        out += [f"{word} {name!r} added" for name in new[kind] if name not in old[kind]]
+        kept_old = [n for n in old[kind] if n in new[kind]]
+        if kept_old != [n for n in new[kind] if n in old[kind]]:
+            out.append(f"{kind} in another order")
+    return out

@@ -274,7 +274,7 @@ class Store:
         in the file keep theirs. A config that changes what recorded games were played under
         is refused with the list of changes. `extra` is stored in the meta table as is.
         """
-        from arena.tournaments.identity import changes, legacy_pairs, pair_table
+        from arena.tournaments.identity import changes, legacy_changes, legacy_pairs, pair_table
 
         meta = self.meta()
         old_pairs: list[tuple[str, str]] = []
@@ -285,10 +285,13 @@ class Store:
                 )
             if "identity" not in meta:  # written before pools could grow
                 if meta.get("fingerprint") != legacy_fingerprint:
+                    what = legacy_changes(meta, identity, bot_names) or [
+                        "other bots, games, time control, seed or openings"
+                    ]
                     raise StoreError(
-                        f"{self.path} holds a tournament with other bots, games, time control, "
-                        "seed or openings than this config; use another 'results' path to "
-                        "start afresh"
+                        f"{self.path} holds a tournament (written before tournaments could "
+                        f"grow) that this config changes: {'; '.join(what)}. Use another "
+                        "'results' path to start afresh"
                     )
                 old_pairs = legacy_pairs(meta.get("bots", []))
             else:

@@ -184,3 +184,32 @@ def test_results_file_that_cannot_be_created(tmp_path: Path) -> None:
     (tmp_path / "dir.sqlite").mkdir()
     with pytest.raises(StoreError, match="cannot open the results file"):
         Store(tmp_path / "dir.sqlite", create=True)
+
+
+def test_a_legacy_results_file_names_what_a_config_changes(tmp_path: Path) -> None:
+    """A file written before pools could grow stores a fingerprint and its config summary:
+    a config that differs is refused with each difference named, additions included."""
+    summary = {
+        "games": [{"label": "papagra", "name": "papagra", "options": {}}],
+        "time_control": {"base": 1.0},
+        "seed": 1,
+        "opening_turns": 2,
+    }
+    with Store(tmp_path / "r.sqlite", create=True) as store:
+        with store._transaction() as db:
+            meta = {"schema": 1, "fingerprint": "old", "bots": ["a", "b"], "config": summary}
+            for k, v in meta.items():
+                db.execute("INSERT INTO meta VALUES (?, ?)", (k, json.dumps(v)))
+        games = {"papagra": {"name": "papagra", "options": {"size": 5}}}
+        with pytest.raises(StoreError) as e:
+            bind(store, {}, ["b", "a", "c"], games=games, time_control={"base": 2.0})
+    text = str(e.value)
+    assert "written before tournaments could grow" in text
+    for change in (
+        "time_control.base changed from 1.0 to 2.0",
+        """game 'papagra': options changed from {} to {"size":5}""",
+        "bot 'c' added",
+        "bots in another order",
+        "another 'results' path",
+    ):
+        assert change in text, text
