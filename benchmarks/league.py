@@ -1,0 +1,558 @@
+"""League benchmarks: scheduling overhead, API throughput under load, reads at scale.
+
+    python benchmarks/league.py [--only throughput|api|scale] [--games N] [--bots N]
+                                [--postgres URL] [--seconds S]
+
+- throughput: instant-reply bots (the C random bot, two copies) on one variant at concurrency
+  2, played by `arena tournament run` and by `arena league serve` (house bots); games per second
+  of each from the finish times of the games they recorded (first to last, so start-up is left
+  out of both), and their ratio (target: the league >= 0.8 of the tournament).
+- api: while the league plays those games, a load generator on loopback (its own process,
+  `--connections` keep-alive connections) asks for the leaderboard and the game list for
+  `--seconds`; requests per second and p50/p99 latency (target: >= 500/s, p99 < 50 ms).
+- scale: `--bots` bots and `--games` recorded games generated straight into SQLite and into
+  PostgreSQL (server from --postgres or env ARENA_TEST_POSTGRES, a scratch database dropped
+  afterwards); the leaderboard and a bot's game list timed through the same store functions
+  the API calls (target: under 50 ms).
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import random
+import re
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import uuid
+from collections.abc import Iterator
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(REPO))
+
+import sqlalchemy as sa  # noqa: E402
+
+from arena.league import migrations, store  # noqa: E402
+from arena.league.ratings import MU0, SIGMA0  # noqa: E402
+
+ADMIN_URL = os.environ.get(
+    "ARENA_TEST_POSTGRES", "postgresql+psycopg://arena:arena@127.0.0.1:5432/arena"
+)
+VARIANTS = ("papagra", "wrigglers", "stripes", "quadraphages", "hexaphage")
+ENV = dict(os.environ, PYTHONPATH=str(REPO))
+
+
+# --- scale ------------------------------------------------------------------------------------
+
+
+@contextlib.contextmanager
+def postgres(admin_url: str) -> Iterator[str]:
+    name = f"arena_bench_{uuid.uuid4().hex[:10]}"
+    admin = sa.create_engine(admin_url, isolation_level="AUTOCOMMIT")
+    with admin.connect() as conn:
+        conn.exec_driver_sql(f'CREATE DATABASE "{name}"')
+    try:
+        yield sa.engine.make_url(admin_url).set(database=name).render_as_string(hide_password=False)
+    finally:
+        with admin.connect() as conn:
+            conn.exec_driver_sql(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        admin.dispose()
+
+
+def generate(db: store.Database, n_bots: int, n_games: int, seed: int = 1) -> None:
+    """Users, bots, active versions with ratings in every variant, and `n_games` finished rated
+    games with their seats, written in bulk (COPY on PostgreSQL, executemany on SQLite)."""
+    rng = random.Random(seed)
+    now = "2026-01-01T00:00:00.000Z"
+    with db.write() as conn:
+        conn.execute(
+            store.users.insert().values(
+                id=1,
+                name="bench",
+                token_hash="x" * 64,
+                is_admin=False,
+                disabled=False,
+                created_at=now,
+            )
+        )
+        conn.execute(
+            store.bots.insert(),
+            [
+                {"id": b, "name": f"bot{b}", "owner_id": 1, "disabled": False, "created_at": now}
+                for b in range(1, n_bots + 1)
+            ],
+        )
+        conn.execute(
+            store.versions.insert(),
+            [
+                {
+                    "id": b,
+                    "bot_id": b,
+                    "number": 1,
+                    "state": "active",
+                    "archive_sha256": "0" * 64,
+                    "path": "/x",
+                    "manifest": "{}",
+                    "created_at": now,
+                    "activated_at": now,
+                }
+                for b in range(1, n_bots + 1)
+            ],
+        )
+        conn.execute(
+            store.ratings.insert(),
+            [
+                {
+                    "version_id": b,
+                    "variant": v,
+                    "mu": MU0 + rng.gauss(0, 5),
+                    "sigma": SIGMA0 / 3,
+                    "score": 0.0,
+                    "games": 0,
+                    "wins": 0,
+                    "draws": 0,
+                    "losses": 0,
+                    "forfeits": 0,
+                }
+                for b in range(1, n_bots + 1)
+                for v in VARIANTS
+            ],
+        )
+        conn.execute(
+            store.ratings.update().values(score=store.ratings.c.mu - 3 * store.ratings.c.sigma)
+        )
+
+    game_cols = [
+        "id",
+        "kind",
+        "variant",
+        "game_name",
+        "options",
+        "seed",
+        "opening",
+        "time_control",
+        "version0",
+        "version1",
+        "state",
+        "attempt",
+        "priority",
+        "created_at",
+        "claimed_at",
+        "finished_at",
+        "winner",
+        "result",
+        "reason",
+        "detail",
+        "forfeit",
+        "loser_seat",
+        "score0",
+        "score1",
+        "turns",
+        "duration",
+        "rated",
+    ]
+    seat_cols = ["game_id", "seat", "version_id", "bot_id", "variant", "outcome"]
+
+    def rows() -> Iterator[tuple[tuple, tuple, tuple]]:
+        for gid in range(1, n_games + 1):
+            a = rng.randrange(1, n_bots + 1)
+            b = rng.randrange(1, n_bots)
+            b = b + 1 if b >= a else b
+            variant = VARIANTS[gid % 5]
+            winner = rng.choice((0, 1, 0, 1, None))
+            result = {0: "1-0", 1: "0-1"}.get(winner, "1/2-1/2")  # type: ignore[arg-type]
+            out0 = "draw" if winner is None else ("win" if winner == 0 else "loss")
+            out1 = "draw" if winner is None else ("win" if winner == 1 else "loss")
+            g = (
+                gid,
+                "rated",
+                variant,
+                variant,
+                "{}",
+                gid,
+                "[]",
+                "{}",
+                a,
+                b,
+                "finished",
+                1,
+                0,
+                now,
+                now,
+                now,
+                winner,
+                result,
+                "score",
+                "",
+                False,
+                None,
+                1,
+                2,
+                40,
+                0.5,
+                True,
+            )
+            yield g, (gid, 0, a, a, variant, out0), (gid, 1, b, b, variant, out1)
+
+    raw = db.engine.raw_connection()
+    try:
+        cur = raw.cursor()
+        if db.is_sqlite:
+            cur.execute("BEGIN")
+            batch_g, batch_s = [], []
+            for g, s0, s1 in rows():
+                batch_g.append(g)
+                batch_s += [s0, s1]
+                if len(batch_g) >= 50_000:
+                    _sqlite_flush(cur, game_cols, seat_cols, batch_g, batch_s)
+            _sqlite_flush(cur, game_cols, seat_cols, batch_g, batch_s)
+            cur.execute("UPDATE tallies SET value = ? WHERE name = 'finished'", (n_games,))
+            cur.execute("COMMIT")
+            cur.execute("ANALYZE")
+        else:
+            seats_buf = []
+            with cur.copy(f"COPY games ({', '.join(game_cols)}) FROM STDIN") as copy:
+                for g, s0, s1 in rows():
+                    copy.write_row(g)
+                    seats_buf += [s0, s1]
+            with cur.copy(f"COPY seats ({', '.join(seat_cols)}) FROM STDIN") as copy:
+                for s in seats_buf:
+                    copy.write_row(s)
+            cur.execute("SELECT setval('games_id_seq', (SELECT max(id) FROM games))")
+            cur.execute("UPDATE tallies SET value = %s WHERE name = 'finished'", (n_games,))
+            raw.commit()
+            cur.execute("ANALYZE")
+            raw.commit()
+    finally:
+        raw.close()
+
+
+def _sqlite_flush(cur, game_cols, seat_cols, games, seats) -> None:
+    cur.executemany(
+        f"INSERT INTO games ({', '.join(game_cols)}) VALUES ({', '.join('?' * len(game_cols))})",
+        games,
+    )
+    cur.executemany(
+        f"INSERT INTO seats ({', '.join(seat_cols)}) VALUES ({', '.join('?' * len(seat_cols))})",
+        seats,
+    )
+    games.clear()
+    seats.clear()
+
+
+def timed(fn, reps: int = 40) -> tuple[float, float]:
+    """(median, worst) milliseconds over `reps` calls, after one warm-up call."""
+    fn()
+    times = []
+    for _ in range(reps):
+        t0 = time.perf_counter()
+        fn()
+        times.append((time.perf_counter() - t0) * 1000)
+    return statistics.median(times), max(times)
+
+
+def scale(url: str, label: str, n_bots: int, n_games: int) -> None:
+    engine = sa.create_engine(url)
+    migrations.upgrade(engine)
+    engine.dispose()
+    db = store.Database(url)
+    try:
+        t0 = time.perf_counter()
+        generate(db, n_bots, n_games)
+        print(
+            f"[{label}] generated {n_bots} bots, {n_games:,} games in "
+            f"{time.perf_counter() - t0:.0f} s"
+        )
+        rng = random.Random(2)
+        reads = {
+            "leaderboard (top 50)": lambda: store.leaderboard(conn, "stripes", limit=50, offset=0),
+            "leaderboard (page 19)": lambda: store.leaderboard(
+                conn, "stripes", limit=50, offset=900
+            ),
+            "a bot's games (newest 50)": lambda: store.list_games(
+                conn, limit=50, offset=0, bot_id=rng.randrange(1, n_bots + 1)
+            ),
+            "a bot's wins in a variant": lambda: store.list_games(
+                conn,
+                limit=50,
+                offset=0,
+                bot_id=rng.randrange(1, n_bots + 1),
+                variant="papagra",
+                outcome="win",
+            ),
+            "all games (newest 50)": lambda: store.list_games(conn, limit=50, offset=0),
+            "queue and counts": lambda: (store.queue(conn, limit=50, offset=0), store.counts(conn)),
+        }
+        with db.read() as conn:
+            for name, fn in reads.items():
+                median, worst = timed(fn)
+                verdict = "ok" if worst < 50 else "OVER 50 ms"
+                print(
+                    f"[{label}] {name:28s} median {median:6.2f} ms  worst {worst:6.2f} ms  "
+                    f"{verdict}"
+                )
+    finally:
+        db.dispose()
+
+
+# --- throughput -------------------------------------------------------------------------------
+
+
+def build_instant_bot(tmp: Path) -> Path:
+    """The C random bot, built once (both runs use the same binary)."""
+    import shutil
+
+    d = tmp / "random-c"
+    shutil.copytree(REPO / "bots" / "random-c", d)
+    from arena.referee import load_bot
+
+    load_bot(d).ensure_built()
+    return d
+
+
+def tournament_rate(bot: Path, games: int, tmp: Path, game: str, tc: str) -> float:
+    config = tmp / "t.toml"
+    rounds = max(1, games // 2)
+    config.write_text(
+        f'name = "bench"\nrounds = {rounds}\nconcurrency = 2\nresults = "t.sqlite"\n'
+        f'time_control = "{tc}"\ngames = ["{game}"]\n'
+        f'bots = [{{ path = "{bot}", name = "a" }}, {{ path = "{bot}", name = "b" }}]\n'
+    )
+    subprocess.run(
+        [sys.executable, "-m", "arena", "tournament", "run", str(config), "--quiet"],
+        check=True,
+        env=ENV,
+        cwd=REPO,
+    )
+    engine = sa.create_engine(f"sqlite:///{tmp / 't.sqlite'}")
+    with engine.connect() as conn:
+        stamps = sorted(r[0] for r in conn.exec_driver_sql("SELECT finished_at FROM games"))
+    engine.dispose()
+    return _rate(stamps)
+
+
+def _rate(stamps: list[str]) -> float:
+    from datetime import datetime
+
+    t = [datetime.fromisoformat(s.replace("Z", "+00:00")).timestamp() for s in stamps]
+    return (len(t) - 1) / (t[-1] - t[0])
+
+
+class League:
+    """A league directory with two copies of the instant bot, served by a real process."""
+
+    def __init__(self, tmp: Path, bot: Path, game: str, tc: str, url: str | None) -> None:
+        self.dir = tmp / "league"
+        args = ["league", "init", str(self.dir)] + (["--database", url] if url else [])
+        self._arena(*args)
+        text = (self.dir / "league.toml").read_text()
+        text = re.sub(r"(?m)^games = .*$", f'games = ["{game}"]', text)
+        text = re.sub(r"(?m)^time_control = .*$", f'time_control = "{tc}"', text)
+        text = re.sub(r"(?m)^opening_turns = .*$", "opening_turns = 0", text)
+        (self.dir / "league.toml").write_text(text)
+        self._arena("league", "user", "add", "op", "-C", str(self.dir))
+        for name in ("a", "b"):
+            copy = tmp / name
+            import shutil
+
+            shutil.copytree(bot, copy)
+            manifest = copy / "bot.toml"
+            manifest.write_text(
+                re.sub(r"(?m)^name = .*$", f'name = "{name}"', manifest.read_text())
+            )
+            self._arena("league", "bot", "add", str(copy), "--owner", "op", "-C", str(self.dir))
+        self.url = url or f"sqlite:///{self.dir / 'league.sqlite'}"
+
+    def _arena(self, *args: str) -> None:
+        subprocess.run(
+            [sys.executable, "-m", "arena", *args],
+            check=True,
+            env=ENV,
+            cwd=REPO,
+            stdout=subprocess.DEVNULL,
+        )
+
+    @contextlib.contextmanager
+    def serve(self) -> Iterator[str]:
+        proc = subprocess.Popen(
+            [
+                sys.executable,
+                "-m",
+                "arena",
+                "league",
+                "serve",
+                str(self.dir),
+                "--listen",
+                "127.0.0.1:0",
+            ],
+            env=ENV,
+            cwd=REPO,
+            stdout=subprocess.PIPE,
+            text=True,
+        )
+        try:
+            line = proc.stdout.readline()  # type: ignore[union-attr]
+            yield re.search(r"on (http://\S+)", line).group(1)  # type: ignore[union-attr]
+        finally:
+            proc.send_signal(signal.SIGTERM)
+            proc.wait(timeout=60)
+
+    def finished_stamps(self) -> list[str]:
+        engine = sa.create_engine(self.url)
+        with engine.connect() as conn:
+            stamps = sorted(
+                r[0]
+                for r in conn.execute(
+                    sa.select(store.games.c.finished_at).where(store.games.c.state == "finished")
+                )
+            )
+        engine.dispose()
+        return stamps
+
+    def finished(self) -> int:
+        engine = sa.create_engine(self.url)
+        with engine.connect() as conn:
+            n = conn.execute(
+                sa.select(sa.func.count()).where(store.games.c.state == "finished")
+            ).scalar_one()
+        engine.dispose()
+        return n
+
+
+LOADGEN = r"""
+import json, sys, time, trio
+
+async def main(host, port, seconds, connections, paths):
+    lat, errors = [], 0
+    deadline = trio.current_time() + seconds
+
+    async def worker(k):
+        nonlocal errors
+        stream = await trio.open_tcp_stream(host, port)
+        buf = b""
+        i = k
+        while trio.current_time() < deadline:
+            path = paths[i % len(paths)]
+            i += 1
+            t0 = time.perf_counter()
+            await stream.send_all(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+            while b"\r\n\r\n" not in buf:
+                buf += await stream.receive_some(65536)
+            head, _, buf = buf.partition(b"\r\n\r\n")
+            length = int([l.split(b":")[1] for l in head.split(b"\r\n")
+                          if l.lower().startswith(b"content-length")][0])
+            while len(buf) < length:
+                buf += await stream.receive_some(65536)
+            buf = buf[length:]
+            if not head.startswith(b"HTTP/1.1 200"):
+                errors += 1
+            lat.append(time.perf_counter() - t0)
+
+    t0 = trio.current_time()
+    async with trio.open_nursery() as n:
+        for k in range(connections):
+            n.start_soon(worker, k)
+    elapsed = trio.current_time() - t0
+    print(json.dumps({"n": len(lat), "errors": errors, "elapsed": elapsed, "lat": sorted(lat)}))
+
+host, port, seconds, conns = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
+trio.run(main, host, port, seconds, conns, sys.argv[5:])
+"""
+
+
+def load(url: str, seconds: float, connections: int, paths: list[str]) -> dict:
+    m = re.match(r"http://([^:/]+):(\d+)", url)
+    assert m
+    out = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            LOADGEN,
+            m.group(1),
+            m.group(2),
+            str(seconds),
+            str(connections),
+            *paths,
+        ],
+        capture_output=True,
+        text=True,
+        check=True,
+        env=ENV,
+    )
+    return json.loads(out.stdout)
+
+
+def throughput_and_api(games: int, seconds: float, connections: int, pg: str | None) -> None:
+    game, tc = "stripes", "5+0.05"
+    with tempfile.TemporaryDirectory() as t:
+        tmp = Path(t)
+        bot = build_instant_bot(tmp)
+        t_rate = tournament_rate(bot, games, tmp, game, tc)
+        print(f"tournament: {t_rate:.2f} games/s at concurrency 2 ({games} games, {game})")
+        for label, url in (("sqlite", None), ("postgresql", pg)):
+            if label == "postgresql" and pg is None:
+                continue
+            with contextlib.ExitStack() as stack:
+                db_url = stack.enter_context(postgres(pg)) if url else None
+                sub = tmp / label
+                sub.mkdir()
+                league = League(sub, bot, game, tc, db_url)
+                with league.serve() as http:
+                    while league.finished() < games:
+                        time.sleep(0.5)
+                    stamps = league.finished_stamps()[:games]
+                    l_rate = _rate(stamps)
+                    print(
+                        f"[{label}] league: {l_rate:.2f} games/s at concurrency 2; "
+                        f"ratio to the tournament {l_rate / t_rate:.2f} (target >= 0.80)"
+                    )
+                    before = league.finished()
+                    res = load(
+                        http,
+                        seconds,
+                        connections,
+                        ["/api/v1/leaderboard/stripes", "/api/v1/games?limit=50"],
+                    )
+                    played = league.finished() - before
+                lat = res["lat"]
+                p50 = lat[len(lat) // 2] * 1000
+                p99 = lat[int(len(lat) * 0.99)] * 1000
+                print(
+                    f"[{label}] api under load: {res['n'] / res['elapsed']:.0f} requests/s, "
+                    f"p50 {p50:.1f} ms, p99 {p99:.1f} ms, {res['errors']} errors, "
+                    f"{connections} connections, {seconds:g} s, {played} games played "
+                    "meanwhile (target >= 500/s, p99 < 50 ms)"
+                )
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--only", choices=("throughput", "scale"))
+    ap.add_argument("--games", type=int, default=1_000_000, help="scale: recorded games")
+    ap.add_argument("--bots", type=int, default=1000, help="scale: bots")
+    ap.add_argument("--played", type=int, default=120, help="throughput: games per run")
+    ap.add_argument("--seconds", type=float, default=10.0, help="api: load duration")
+    ap.add_argument("--connections", type=int, default=8, help="api: concurrent connections")
+    ap.add_argument("--postgres", default=ADMIN_URL, help="admin URL ('' to skip PostgreSQL)")
+    args = ap.parse_args()
+    pg = args.postgres or None
+    print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
+    if args.only in (None, "throughput"):
+        throughput_and_api(args.played, args.seconds, args.connections, pg)
+    if args.only in (None, "scale"):
+        with tempfile.TemporaryDirectory() as t:
+            scale(f"sqlite:///{Path(t) / 'scale.sqlite'}", "sqlite", args.bots, args.games)
+        if pg:
+            with postgres(pg) as url:
+                scale(url, "postgresql", args.bots, args.games)
+
+
+if __name__ == "__main__":
+    main()
