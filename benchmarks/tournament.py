@@ -13,8 +13,9 @@ turn limits, so game lengths are known and spread out. It prints:
 - the same bot processes plainly started and stopped (spawn both, close stdin, wait), the
   floor any arena pays, and the arena's fixed cost over that floor;
 - a gauntlet (one challenger against four opponents) and a round robin (five bots) of the
-  same size, 200 short games each at concurrency 2, alternating: seconds per game of each and
-  their ratio (target: the gauntlet no slower per game, ratio <= 1.0 within noise).
+  same size, 200 short games each at concurrency 2, alternating (each first in every other
+  repetition): the median time per game of each and their ratio (target: the gauntlet no
+  slower per game, ratio <= 1.0 within noise).
 
     python benchmarks/tournament.py --formats-only     # just the gauntlet/round-robin part
 """
@@ -113,16 +114,19 @@ def format_run(bot: str, fmt: str, results: Path, games: int = 200) -> tuple[flo
 def compare_formats(bot: str, repeat: int, tmp: str) -> None:
     per_game: dict[str, list[float]] = {"round-robin": [], "gauntlet": []}
     for rep in range(repeat):
-        for fmt in ("round-robin", "gauntlet"):  # alternating, as above
+        # alternating, and each format first in every other repetition, so a trend in the
+        # machine's load hits both alike
+        order = ("round-robin", "gauntlet") if rep % 2 == 0 else ("gauntlet", "round-robin")
+        for fmt in order:
             elapsed, played = format_run(bot, fmt, Path(tmp) / f"{fmt}-{rep}.sqlite")
             per_game[fmt].append(elapsed / played)
             print(
                 f"  run {rep + 1}, {fmt:<11}: {played} games in {elapsed:6.2f} s "
                 f"= {1000 * elapsed / played:6.1f} ms per game"
             )
-    rr, g = min(per_game["round-robin"]), min(per_game["gauntlet"])
+    rr, g = statistics.median(per_game["round-robin"]), statistics.median(per_game["gauntlet"])
     print(
-        f"gauntlet vs round robin, 200 games at concurrency 2 (best of {repeat}): "
+        f"gauntlet vs round robin, 200 games at concurrency 2 (median of {repeat}): "
         f"{1000 * g:.1f} vs {1000 * rr:.1f} ms per game, ratio {g / rr:.2f} (target <= 1.0)"
     )
 
