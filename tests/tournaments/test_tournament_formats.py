@@ -196,6 +196,9 @@ def test_arena_sprt_stops_early_and_says_h1(tmp_path: Path) -> None:
     # the same command again: the test is decided, nothing more is played
     again = _arena(*args, "--results", str(results), cwd=tmp_path)
     assert again.returncode == 0 and lines[-3] in again.stdout
+    status = _arena("tournament", "status", str(results), cwd=tmp_path)
+    assert f"sprt        strong: {lines[-3]}" in status.stdout
+    assert "(complete)" in status.stdout
     bad = _arena("sprt", "stripes", str(PY), str(C), "--elo0", "5", "--elo1", "0", cwd=tmp_path)
     assert bad.returncode == 2
     assert bad.stderr.strip() == (
