@@ -6,8 +6,12 @@ import argparse
 import json
 import sys
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from arena.errors import ArenaError
+
+if TYPE_CHECKING:
+    from arena.tournaments.store import Store
 
 
 def register(sub: argparse._SubParsersAction) -> None:
@@ -53,7 +57,12 @@ def register(sub: argparse._SubParsersAction) -> None:
 
     rep = tsub.add_parser("report", help="standings, crosstable, Elo ratings, pentanomial counts")
     rep.add_argument("target", metavar="CONFIG|RESULTS", help="config (.toml) or results (.sqlite)")
-    rep.add_argument("--format", choices=("text", "json", "csv"), default="text")
+    rep.add_argument(
+        "--format",
+        choices=("text", "json", "csv", "html"),
+        default="text",
+        help="html: one self-contained page with charts and every game's replay",
+    )
     rep.add_argument(
         "--games",
         action="store_true",
@@ -247,6 +256,8 @@ def cmd_report(args: argparse.Namespace) -> int:
                 text = json.dumps(games_json(rows), indent=2) + "\n"
             else:
                 text = render_games_text(rows)
+        elif args.format == "html":
+            text = _html_report(store)
         else:
             report = build_report(store)
             if args.format == "json":
@@ -257,6 +268,29 @@ def cmd_report(args: argparse.Namespace) -> int:
                 text = render_text(report)
     _emit(text, args.output)
     return 0
+
+
+def _html_report(store: Store) -> str:
+    """The report page with every recorded game's replay embedded (a game whose record does
+    not replay is listed without one)."""
+    from arena.referee import GameRecord, RecordError
+    from arena.tournaments.report import build_report, game_fields, sprt_history
+    from arena.viewer import replay_data
+    from arena.viewer.report import report_page
+
+    rows = store.games()
+    replays = {}
+    for row in rows:
+        try:
+            replays[row.game_id] = replay_data(GameRecord.from_dict(store.record(row.game_id)))
+        except RecordError:
+            continue
+    return report_page(
+        build_report(store),
+        [game_fields(r) for r in rows],
+        replays,
+        sprt_history(store.meta(), rows),
+    )
 
 
 def cmd_record(args: argparse.Namespace) -> int:

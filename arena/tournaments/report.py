@@ -190,6 +190,24 @@ def sprt_of(meta: Mapping[str, Any], rows: Iterable[GameRow]) -> dict[str, Any] 
     return {"bot": spec["bot"], **state.to_dict(), "summary": state.summary()}
 
 
+def sprt_history(meta: Mapping[str, Any], rows: Iterable[GameRow]) -> list[dict[str, Any]]:
+    """The SPRT's LLR after every completed game pair, in schedule order (the HTML chart)."""
+    from arena.tournaments.sprt import SprtParams
+    from arena.tournaments.stopping import SprtRule
+
+    spec = meta.get("sprt")
+    if not spec:
+        return []
+    params = SprtParams(**{k: spec[k] for k in ("elo0", "elo1", "alpha", "beta", "model")})
+    rule = SprtRule(params, spec["bot"])
+    history = []
+    for row in rows:
+        state = rule.add(row)
+        if state is not None:
+            history.append({"pairs": state.pairs, "llr": round(state.llr, 4)})
+    return history
+
+
 def build_report(store: Store) -> dict[str, Any]:
     """The complete report of a results file as a JSON-safe dict."""
     meta = store.meta()
