@@ -17,7 +17,13 @@ turn limits, so game lengths are known and spread out. It prints:
   repetition): the median time per game of each and their ratio (target: the gauntlet no
   slower per game, ratio <= 1.0 within noise).
 
+- sessions (issue 13): 4-turn games, concurrency 1, with `reuse` off and on, alternating, for
+  the C bot and the Python random bot: ms per game and the speed-up (target >= 10x for C);
+- start-up: the imports of `arena --help` and of what `arena match` needs (python -X
+  importtime, sum of top-level modules; target < 80 ms), and the first game's start.
+
     python benchmarks/tournament.py --formats-only     # just the gauntlet/round-robin part
+    python benchmarks/tournament.py --sessions-only    # just sessions and start-up
 """
 
 from __future__ import annotations
@@ -50,21 +56,30 @@ class Timer(Progress):
 
     def __init__(self) -> None:
         self.t0: dict[str, float] = {}
+        self.ends: list[float] = []
         self.games: list[tuple[int, float]] = []  # (turns, seconds)
 
     def game_started(self, game_id: str) -> None:
         self.t0[game_id] = time.perf_counter()
 
     def game_finished(self, row: GameRow) -> None:
-        self.games.append((row.turns or 0, time.perf_counter() - self.t0[row.game_id]))
+        now = time.perf_counter()
+        self.ends.append(now)
+        self.games.append((row.turns or 0, now - self.t0[row.game_id]))
 
 
 def tournament(
-    bot: str, rounds: int, concurrency: int, results: Path, limits: tuple[int, ...] = TURN_LIMITS
+    bot: str,
+    rounds: int,
+    concurrency: int,
+    results: Path,
+    limits: tuple[int, ...] = TURN_LIMITS,
+    reuse: bool = False,
 ) -> tuple[float, Timer, int]:
     config = config_from_dict(
         {
             "name": f"bench-{concurrency}",
+            "reuse": reuse,
             "seed": 1,
             "rounds": rounds,
             "concurrency": concurrency,
@@ -178,13 +193,75 @@ def engine_setup(n: int = 20) -> float:
     return statistics.median(times)
 
 
+def compare_sessions(bot: str, repeat: int, tmp: str, rounds: int) -> None:
+    """4-turn games at concurrency 1 with and without `reuse`, alternating; steady state
+    (first game's dispatch to last commit, as the Timer sees it)."""
+    per_game: dict[bool, list[float]] = {False: [], True: []}
+    for rep in range(repeat):
+        for reuse in (False, True):
+            path = Path(tmp) / f"sess-{Path(bot).name}-{reuse}-{rep}.sqlite"
+            timer = tournament(bot, rounds, 1, path, limits=(4,), reuse=reuse)[1]
+            per_game[reuse].append(steady_per_game(timer))
+    off, on = min(per_game[False]), min(per_game[True])
+    print(
+        f"{Path(bot).name}, 4-turn games, concurrency 1: {1000 * off:.2f} ms/game without "
+        f"sessions, {1000 * on:.2f} ms/game with (reuse = true): {off / on:.1f}x faster "
+        f"(target >= 10x for instant C bots; best of {repeat})"
+    )
+
+
+def steady_per_game(timer: Timer) -> float:
+    """Seconds per game from the first game's dispatch to the last game's commit."""
+    starts = sorted(timer.t0.values())
+    ends = sorted(timer.ends)
+    return (ends[-1] - starts[0]) / max(1, len(ends))
+
+
+def import_ms(*argv: str) -> float:
+    """Milliseconds of imports (sum of top-level modules' cumulative times) of a Python run."""
+    proc = subprocess.run(
+        [sys.executable, "-X", "importtime", *argv],
+        cwd=REPO,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    total = 0
+    for line in proc.stderr.splitlines():
+        parts = line.split("|")
+        top = len(parts) == 3 and parts[2][1:2] != " " and parts[1].strip().isdigit()
+        if line.startswith("import time:") and top:
+            total += int(parts[1])
+    return total / 1000
+
+
+def startup_figures(repeat: int = 5) -> None:
+    helps = [import_ms("-m", "arena", "--help") for _ in range(repeat)]
+    match_code = "import arena.cli; import arena.cli.match; import arena.referee.match, trio"
+    matches = [import_ms("-c", match_code) for _ in range(repeat)]
+    print(
+        f"imports: arena --help {statistics.median(helps):.1f} ms, arena match (CLI + referee "
+        f"+ trio) {statistics.median(matches):.1f} ms (medians of {repeat}; target < 80 ms)"
+    )
+
+
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=2, help="runs per concurrency, alternating")
     ap.add_argument("--bot", default=str(REPO / "bots" / "random-c"))
     ap.add_argument("--formats-only", action="store_true", help="only gauntlet vs round robin")
+    ap.add_argument("--sessions-only", action="store_true", help="only sessions and start-up")
     args = ap.parse_args()
+
+    if args.sessions_only:
+        print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
+        startup_figures()
+        with tempfile.TemporaryDirectory() as tmp:
+            compare_sessions(args.bot, args.repeat, tmp, args.rounds)
+            compare_sessions(str(REPO / "bots" / "random-py"), args.repeat, tmp, 1)
+        return 0
 
     if args.formats_only:
         print(
@@ -244,6 +321,8 @@ def main() -> int:
     )
     with tempfile.TemporaryDirectory() as tmp:
         compare_formats(args.bot, args.repeat, tmp)
+        compare_sessions(args.bot, args.repeat, tmp, args.rounds)
+    startup_figures()
     return 0
 
 

@@ -52,6 +52,7 @@ def _check_ready(msg: dict[str, Any]) -> None:
     _want_str(msg, "ready", "version", False)
     _want_str(msg, "ready", "author", False)
     _want_bool(msg, "ready", "legal")
+    _want_bool(msg, "ready", "sessions")
     if "protocol" in msg:
         version = msg["protocol"]
         if type(version) is not int:

@@ -280,8 +280,15 @@ def run_bot(
     on_end: Callable[[dict[str, Any], BotContext], None] | None = None,
     stdin: BinaryIO | None = None,
     stdout: BinaryIO | None = None,
+    sessions: bool = True,
 ) -> int:
-    """Play one game over stdin/stdout; returns the exit status (0) once the game has ended.
+    """Play games over stdin/stdout; returns the exit status (0) once they are over.
+
+    With `sessions` (the default) the bot tells the referee in `ready` that it can play
+    several games in one process: where the operator allows it, a new `hello` follows `end`
+    instead of the end of stdin, and every game starts with a fresh BotContext (new RNG from
+    the new seed, empty `memory`). Module-level state of the bot's own survives between games:
+    a bot that keeps some must pass `sessions=False`.
 
     `name` defaults to the bot's directory name (`bots/my-bot/bot.py` -> `my-bot`).
     `choose(turn, bot)` (or `choose(turn)`) is called for every `turn` message and returns the
@@ -310,6 +317,7 @@ def run_bot(
                 return 0  # the referee went away; nothing left to do
             kind = msg["type"]
             if kind == "hello":
+                ctx = BotContext(channel)  # every game starts afresh (sessions)
                 ctx.hello = msg
                 ctx.rng = seeded_rng(ctx.seed, ctx.seat)
                 if isinstance(msg.get("max_message_bytes"), int):
@@ -324,6 +332,7 @@ def run_bot(
                         "author": author,
                         "legal": legal,
                         "protocol": PROTOCOL_VERSION,
+                        "sessions": sessions,
                     }
                 )
             elif kind == "turn":
@@ -335,7 +344,9 @@ def run_bot(
             elif kind == "end":
                 if on_end is not None:
                     on_end(msg, ctx)
-                return 0
+                if not sessions:
+                    return 0
+                # a session: the next `hello`, or the end of stdin
             # any other type: a newer referee's message we do not know; ignore it
     except BrokenPipeError:
         # the referee closed our stdout (game over, or it killed the game): not our failure
@@ -352,6 +363,7 @@ def run_engine_bot(
     on_end: Callable[[dict[str, Any], BotContext], None] | None = None,
     stdin: BinaryIO | None = None,
     stdout: BinaryIO | None = None,
+    sessions: bool = True,
 ) -> int:
     """`run_bot` for bots that think with the arena's own rules engine.
 
@@ -383,6 +395,7 @@ def run_engine_bot(
         on_end=on_end,
         stdin=stdin,
         stdout=stdout,
+        sessions=sessions,
     )
 
 

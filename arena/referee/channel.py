@@ -288,17 +288,34 @@ class BotChannel(Seat):
             detail += f"{STDERR_SEPARATOR}{tail}"
         return BotFailure(reason, detail, {"exit": exit_dict, "stderr_tail": tail})
 
-    async def send_quietly(self, msg: dict[str, Any], within: float) -> None:
-        """Best effort (the `end` message): a bot that is gone or not reading is no failure."""
+    async def send_quietly(self, msg: dict[str, Any], within: float) -> bool:
+        """Best effort (the `end` message): a bot that is gone or not reading is no failure.
+        True if the whole message was written in time (a session may then go on)."""
         try:
             data = self.encoder.encode(msg)
         except ProtocolError:
-            return
+            return False
         with (
             trio.move_on_after(within),
             contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError),
         ):
             await self.proc.stdin.send_all(data)
+            return True
+        return False
+
+    # --- sessions (arena/referee/sessions.py) ---------------------------------------------------
+    def attach(self, seat: int, on_log: Callable[[int, float, str], None] | None) -> None:
+        """A kept process joins a new game: its seat and the game's log callback."""
+        self.seat = seat
+        self._on_log = on_log
+
+    def detach(self) -> None:
+        """Between games: logs go nowhere (no game record is open)."""
+        self._on_log = None
+
+    def pending_messages(self) -> int:
+        """Bytes of an unfinished message the bot has sent (0 at a message boundary)."""
+        return self._decoder.pending_bytes
 
     async def close_input(self) -> None:
         with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):

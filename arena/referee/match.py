@@ -35,6 +35,7 @@ from arena.referee.diagnose import (
 )
 from arena.referee.record import FORFEIT_REASONS, GameRecord, now_iso
 from arena.referee.seat import BotFailure, Seat, SeatSpec
+from arena.referee.sessions import SESSION_CPU_GAMES, Session, SessionPool
 from arena.sandbox import BotProcess, LaunchError, Limits, SandboxFault, launcher_for
 from protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from protocol.messages import PROTOCOL_VERSION, SEED_MAX
@@ -69,6 +70,10 @@ class MatchConfig:
     seat_time_controls: tuple[TimeControl | None, TimeControl | None] = (None, None)
     #: per seat, settings the bot receives in `hello.bot_options` (like UCI options)
     bot_options: tuple[Mapping[str, Any] | None, Mapping[str, Any] | None] = (None, None)
+    #: a tournament slot's kept bot processes: a bot that offers sessions in `ready` is taken
+    #: from it and given back after a clean game (arena/referee/sessions.py); None: every
+    #: bot is started for this game and ends with it
+    sessions: SessionPool | None = None
 
 
 @dataclass
@@ -252,6 +257,8 @@ class _Referee:
         self._play_opening()
         self.clocks = Clocks(self.tc, self.tcs)
         self.procs: list[BotProcess | None] = [None, None]
+        self.sessions: list[Session | None] = [None, None]
+        self.session_ok = [False, False]  # the bot offered sessions in `ready`
         self.channels: list[Seat | None] = [None, None]
         self.want_legal = [False, False]
         self.log_bytes = [0, 0]
@@ -387,13 +394,27 @@ class _Referee:
             channel = spec.open(seat, self._log)
         else:
             channel, t_launch = await self._launch_bot(seat, spec, nursery)
+            session = self.sessions[seat]
+            if session is not None and session.games > 1:
+                self.channels[seat] = channel
+                try:
+                    await self._say_hello(seat, channel, t_launch)
+                    return
+                except BotFailure:
+                    # whatever went wrong began in the process's previous game (output after
+                    # `end`, an exit): this game starts the bot afresh and does not blame it
+                    with trio.CancelScope(shield=True):
+                        await channel.proc.aclose()
+                    self.procs[seat] = self.sessions[seat] = None
+                channel, t_launch = await self._launch_bot(seat, spec, nursery, reuse=False)
         self.channels[seat] = channel
         await self._say_hello(seat, channel, t_launch)
 
     async def _launch_bot(
-        self, seat: int, spec: BotSpec, nursery: trio.Nursery
+        self, seat: int, spec: BotSpec, nursery: trio.Nursery, reuse: bool = True
     ) -> tuple[BotChannel, float]:
-        """Build and start a bot program; its channel and the time it was launched."""
+        """Build and start a bot program, or take its kept process (sessions) unless `reuse`
+        is False; its channel and the time it was launched."""
         config = self.config
         try:
             # the freshness check is a few stat calls: a thread only when a build must run
@@ -415,6 +436,25 @@ class _Referee:
             launcher = launcher_for(isolation)
         except ValueError as e:
             raise ArenaError(str(e)) from None
+        pool = config.sessions if isolation == "process" else None
+        key: tuple[Any, ...] = ()
+        if pool is not None:
+            # one bot version per process: anything that shapes the process is in the key
+            key = (repr(launch), self.record.bots[seat]["hash"], spec.encoding)
+            key += (config.max_message_bytes,)
+            budget = launch.limits.cpu_seconds
+            session = pool.take(key, budget) if reuse else None
+            if session is not None:
+                session.channel.attach(seat, self._log)
+                session.proc.clear_stderr()  # the record keeps this game's stderr only
+                self.procs[seat] = session.proc
+                self.sessions[seat] = session
+                return session.channel, trio.current_time()
+            nursery = pool.nursery  # the process may outlive this game
+            if budget is not None:
+                # RLIMIT_CPU counts all the games of a kept process (arena/referee/sessions.py)
+                cpu = budget * SESSION_CPU_GAMES
+                launch = replace(launch, limits=replace(launch.limits, cpu_seconds=cpu))
         t_launch = trio.current_time()
         try:
             proc = await launcher.start(launch, nursery)
@@ -429,6 +469,9 @@ class _Referee:
             on_log=self._log,
         )
         nursery.start_soon(channel.reader)
+        if pool is not None:
+            pool.started += 1
+            self.sessions[seat] = Session(key, proc, channel, launch.limits.cpu_seconds, games=1)
         return channel, t_launch
 
     async def _say_hello(self, seat: int, channel: Seat, t_launch: float) -> None:
@@ -467,6 +510,11 @@ class _Referee:
             "legal": self.want_legal[seat],
             "startup": round(reply.arrived - t_launch, 6),
         }
+        session = self.sessions[seat]
+        if session is not None:
+            self.session_ok[seat] = bool(msg.get("sessions", False))
+            self.record.ready[seat]["sessions"] = self.session_ok[seat]
+            self.record.ready[seat]["session_game"] = session.games
 
     # --- turns -------------------------------------------------------------------------------
     async def _play(self) -> _Outcome:
@@ -686,6 +734,14 @@ class _Referee:
         assert proc is not None
         grace = self.config.end_grace
         exited_after_end = None
+        if await self._keep_session(seat, outcome):
+            self.record.exits[seat] = {
+                "returncode": None,
+                "signal": None,
+                "exited_after_end": None,
+                "kept": True,
+            }
+            return
         try:
             if channel is not None and outcome is not None:
                 # a bot that just forfeited gets no grace: it may be stuck, and it has lost
@@ -707,6 +763,24 @@ class _Referee:
             "signal": info.signal if info else None,
             "exited_after_end": exited_after_end,
         }
+
+    async def _keep_session(self, seat: int, outcome: _Outcome | None) -> bool:
+        """After a clean game, send `end` and give the process back to the pool instead of
+        closing it; False (the process is then closed as usual) on any doubt: the bot did
+        not offer sessions, failed in any way, exited, left output unread or did not take
+        its `end` at once."""
+        session = self.sessions[seat]
+        pool = self.config.sessions
+        if session is None or pool is None or outcome is None or not self.session_ok[seat]:
+            return False
+        if outcome.result.reason in (*FORFEIT_REASONS, "both_failed_start"):
+            return False  # a game that ended by a failure (either side's) ends the processes
+        if not session.usable():
+            return False
+        if not await session.channel.send_quietly(self._end_message(seat, outcome.result), 0.2):
+            return False
+        pool.give_back(session)
+        return True
 
     def _end_message(self, seat: int, result: Result) -> dict[str, Any]:
         if result.winner is None:

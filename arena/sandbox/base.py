@@ -100,6 +100,11 @@ class BotProcess(ABC):
     async def kill(self) -> None:
         """End the bot and everything it started (its whole tree / container); idempotent."""
 
+    def clear_stderr(self) -> None:
+        """Forget the stderr kept so far (a process kept for another game: its record holds
+        that game's stderr only). Modes without sessions need not implement it."""
+        return None
+
     @abstractmethod
     async def aclose(self) -> None:
         """Kill, reap, release every resource (pipes, cgroup, container, temp dir)."""

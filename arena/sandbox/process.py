@@ -464,6 +464,9 @@ class ProcessBot(BotProcess):
     def stderr_tail(self) -> str:
         return self._stderr.text()
 
+    def clear_stderr(self) -> None:
+        self._stderr = StderrRing(self._stderr.capacity)
+
     async def wait(self) -> ExitInfo:
         return await self._reap()
 

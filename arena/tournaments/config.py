@@ -47,6 +47,7 @@ _TOP_KEYS = (
     "format",
     "sprt",
     "limits",
+    "reuse",
 )
 _BOT_KEYS = ("path", "command", "name", "challenger", "time_control", "args", "env", "options")
 _SPRT_KEYS = ("elo0", "elo1", "alpha", "beta", "model")
@@ -151,6 +152,8 @@ class TournamentConfig:
     path: Path | None = None
     format: str = "round-robin"
     sprt: SprtParams | None = None
+    #: keep the processes of bots that offer sessions between their games (docs/protocol.md)
+    reuse: bool = False
 
     def identity(self, bot_names: list[str]) -> dict[str, Any]:
         """What every game's conditions depend on, by bot name and game label.
@@ -218,6 +221,7 @@ class TournamentConfig:
             "format": self.format,
             "sprt": self.sprt.to_dict() if self.sprt else None,
             "limits": dataclasses.asdict(self.limits),
+            "reuse": self.reuse,
         }
 
 
@@ -547,6 +551,7 @@ def config_from_dict(
         path=path,
         format=fmt,
         sprt=_sprt(c, data.get("sprt"), fmt, bots),
+        reuse=c.boolean("reuse", data.get("reuse", False)),
     )
 
 

@@ -296,6 +296,7 @@ class _Run:
             ],
             "bot_options": [dict(self.config.bots[i].options) or None for i in sg.bots],
             "limits": dataclasses.asdict(self.config.limits),
+            "reuse": self.config.reuse,
         }
 
     async def play(self, sg: ScheduledGame, slot: _Slot) -> None:

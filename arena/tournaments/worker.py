@@ -84,7 +84,9 @@ def load_specs(bots: list[dict[str, Any]]) -> list[Any]:
     return [resolve_bot(b) for b in bots]
 
 
-def match_config(specs: list[Any], m: dict[str, Any]) -> Any:
+def match_config(specs: list[Any], m: dict[str, Any], sessions: Any = None) -> Any:
+    """The referee's MatchConfig for a `play` request; `sessions` (this worker's SessionPool)
+    is used when the tournament allows reuse (`reuse = true`)."""
     from arena.referee import MatchConfig, TimeControl
     from arena.sandbox import Limits
 
@@ -104,11 +106,15 @@ def match_config(specs: list[Any], m: dict[str, Any]) -> Any:
         ),
         bot_options=tuple(m.get("bot_options", (None, None))),  # type: ignore[arg-type]
         limits=Limits(**m["limits"]),
+        sessions=sessions if m.get("reuse") else None,
     )
 
 
 async def play_one(
-    specs: list[Any], msg: dict[str, Any], play_match: Callable[..., Any] | None = None
+    specs: list[Any],
+    msg: dict[str, Any],
+    play_match: Callable[..., Any] | None = None,
+    sessions: Any = None,
 ) -> dict[str, Any]:
     """Play one game; the reply message for the runner (the same in a worker and inline)."""
     from arena.tournaments.runner import arena_faults
@@ -118,7 +124,7 @@ async def play_one(
 
     gid = msg["game_id"]
     try:
-        record = await play_match(match_config(specs, msg["match"]))
+        record = await play_match(match_config(specs, msg["match"], sessions))
     except arena_faults() as e:
         return {"type": "void", "game_id": gid, "reason": f"{type(e).__name__}: {e}"}
     except ArenaError as e:
@@ -142,7 +148,6 @@ async def main() -> None:
     stdin = trio.lowlevel.FdStream(os.dup(sys.stdin.fileno()))
     stdout = trio.lowlevel.FdStream(proto_fd)
     reader = LineReader(stdin)
-    specs: list[Any] = []
     async with trio.open_nursery() as nursery:
         requests, incoming = trio.open_memory_channel[dict[str, Any]](1)
 
@@ -153,37 +158,52 @@ async def main() -> None:
             nursery.cancel_scope.cancel()  # the runner is gone: abandon the game in play
 
         nursery.start_soon(read_requests)
-        async with incoming:
-            async for msg in incoming:
-                if msg["type"] == "init":
-                    try:
-                        specs = load_specs(msg["bots"])
-                        reply = {"type": "ready"}
-                    except ArenaError as e:
-                        reply = {"type": "error", "game_id": None, "user": True, "message": str(e)}
-                elif msg["type"] == "play" and "bots" in msg:
-                    try:
-                        game_specs = load_specs(msg["bots"])
-                    except ArenaError as e:
-                        reply = {
-                            "type": "error",
-                            "game_id": msg["game_id"],
-                            "user": True,
-                            "message": str(e),
-                        }
-                    else:
-                        reply = await play_one(game_specs, msg)
-                elif msg["type"] == "play":
-                    reply = await play_one(specs, msg)
-                else:
+        # bots kept between games (tournaments with `reuse`): one game at a time in a worker
+        from arena.referee.sessions import SessionPool
+
+        sessions = SessionPool(nursery)
+        try:
+            await _serve(incoming, stdout, sessions)
+        finally:
+            await sessions.aclose()
+        nursery.cancel_scope.cancel()
+
+
+async def _serve(
+    incoming: trio.MemoryReceiveChannel[dict[str, Any]], stdout: Any, sessions: Any
+) -> None:
+    """Answer the runner's requests in order, one game at a time."""
+    specs: list[Any] = []
+    async with incoming:
+        async for msg in incoming:
+            if msg["type"] == "init":
+                try:
+                    specs = load_specs(msg["bots"])
+                    reply = {"type": "ready"}
+                except ArenaError as e:
+                    reply = {"type": "error", "game_id": None, "user": True, "message": str(e)}
+            elif msg["type"] == "play" and "bots" in msg:
+                try:
+                    game_specs = load_specs(msg["bots"])
+                except ArenaError as e:
                     reply = {
                         "type": "error",
-                        "game_id": None,
-                        "user": False,
-                        "message": f"unknown request {msg.get('type')!r}",
+                        "game_id": msg["game_id"],
+                        "user": True,
+                        "message": str(e),
                     }
-                await stdout.send_all(encode(reply))
-        nursery.cancel_scope.cancel()
+                else:
+                    reply = await play_one(game_specs, msg, sessions=sessions)
+            elif msg["type"] == "play":
+                reply = await play_one(specs, msg, sessions=sessions)
+            else:
+                reply = {
+                    "type": "error",
+                    "game_id": None,
+                    "user": False,
+                    "message": f"unknown request {msg.get('type')!r}",
+                }
+            await stdout.send_all(encode(reply))
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@
  * It shows what a bot in a language without the Python SDK has to do, and nothing more:
  * speak the JSON Lines encoding of the protocol (one JSON object per line on stdin/stdout),
  * answer `hello` with `ready` asking for the legal action list, answer every `turn` with one
- * action drawn from that list, and exit after `end`.
+ * action drawn from that list, and after `end` wait for the next game's `hello` (it offers
+ * sessions in `ready`) or the end of stdin.
  *
  * The JSON scanner below is deliberately tiny: it walks the top level of one message object,
  * skips every value it does not need (nested objects, arrays, numbers, literals, strings with
@@ -321,7 +322,7 @@ int main(void) {
             rng_state = (uint64_t)m.seed * 0x100000001b3ULL ^ (uint64_t)m.seat;
             splitmix64();
             printf("{\"type\":\"ready\",\"name\":\"random-c\",\"version\":\"1.0\","
-                   "\"author\":\"arena\",\"legal\":true,\"protocol\":1}\n");
+                   "\"author\":\"arena\",\"legal\":true,\"protocol\":1,\"sessions\":true}\n");
         } else if (strcmp(m.type, "turn") == 0) {
             if (!m.has_legal || m.legal.count == 0) {
                 /* no legal action: resign rather than guess */
@@ -332,9 +333,8 @@ int main(void) {
                 put_json_string(pick);
                 printf("]}\n");
             }
-        } else if (strcmp(m.type, "end") == 0) {
-            break;
         }
+        /* `end`: nothing to do; a session's next `hello` or the end of stdin follows */
         /* unknown types: ignore (forward compatibility) */
         fflush(stdout);
     }

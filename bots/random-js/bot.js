@@ -2,7 +2,8 @@
 //
 // It speaks the JSON Lines encoding of the protocol (one JSON object per line on
 // stdin/stdout): it answers `hello` with `ready` asking for the legal action list, answers
-// every `turn` with one action drawn from that list, and exits after `end`. A bot in any
+// every `turn` with one action drawn from that list, and after `end` waits for the next game's
+// `hello` (it offers sessions in `ready`) or the end of stdin. A bot in any
 // language with a JSON library looks just like this.
 //
 // Randomness: splitmix64 (BigInt) seeded from hello.seed and the seat, so a game between
@@ -49,7 +50,7 @@ rl.on("line", (line) => {
       const seed = m ? BigInt(m[1]) : 0n;
       state = ((seed * 0x100000001b3n) ^ BigInt(msg.seat || 0)) & MASK;
       next64();
-      send({ type: "ready", name: "random-js", version: "1.0", author: "arena", legal: true, protocol: 1 });
+      send({ type: "ready", name: "random-js", version: "1.0", author: "arena", legal: true, protocol: 1, sessions: true });
       break;
     }
     case "turn": {
@@ -62,9 +63,7 @@ rl.on("line", (line) => {
       break;
     }
     case "end":
-      rl.close();
-      // let stdout drain, then leave
-      process.stdout.write("", () => process.exit(0));
+      // a session's next `hello` follows, or the end of stdin (then "close" below)
       break;
     default:
       // unknown types: ignore (forward compatibility)
