@@ -35,6 +35,7 @@ from arena.games.geometry import CELL_NAME, Grid, square_grid
 
 # cell content in describe() and glyph in render_text(), by seat
 _CONTENT = ("dark", "light")
+_CELL = (None, *_CONTENT)  # by board value (0 empty, seat + 1)
 _GLYPH = ("x", "o")
 _FILL = ("#222222", "#f8f8f8")
 
@@ -369,7 +370,7 @@ class WrigglersState(State):
             "turn_actions": [],
             "scores": list(self.scores()),
             "board": {"kind": "square", "size": self.grid.size, "cells": list(names)},
-            "cells": {names[c]: _CONTENT[v - 1] for c, v in enumerate(self._board) if v},
+            "cells": {n: _CELL[v] for n, v in zip(names, self._board, strict=True) if v},
             "result": result_to_dict(self._result),
             "chains": [self.chains(0), self.chains(1)],
             "last_action": self._last_action,
