@@ -82,7 +82,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     _check_picture_paths(args)
 
     from arena.cli.terminal import TerminalIO
-    from arena.referee import MatchConfig, load_bot
+    from arena.referee import MatchConfig, RefereeFault, load_bot
     from arena.referee.human import HumanPlayer
 
     bot = load_bot(args.bot)
@@ -109,7 +109,10 @@ def cmd_play(args: argparse.Namespace) -> int:
         file=out,
     )
     print(make_game(args.game, options).new_initial_state().render_text(), file=out, flush=True)
-    record = _run(config, observer)
+    try:
+        record = _run(config, observer)
+    except RefereeFault as e:  # the terminal failed under the seat (a closed output...)
+        raise ArenaError(f"the game stopped: {e.__cause__ or e}") from None
     print(result_line(record), file=out)
     status = _write_record(record, args.record) if args.record else 0
     try:

@@ -7,7 +7,6 @@ trio, so the referee's clock can cancel the wait when the person's time runs out
 from __future__ import annotations
 
 import os
-import stat
 import textwrap
 from typing import Any, TextIO
 
@@ -25,6 +24,7 @@ class TerminalIO(HumanIO):
         self.fd = fd
         self._buffer = b""
         self._eof = False
+        self._pollable = True
 
     def _print(self, text: str = "", end: str = "\n") -> None:
         print(text, end=end, file=self.out, flush=True)
@@ -58,8 +58,12 @@ class TerminalIO(HumanIO):
 
     async def read_line(self) -> str | None:
         while b"\n" not in self._buffer and not self._eof:
-            if not _is_regular_file(self.fd):
-                await trio.lowlevel.wait_readable(self.fd)
+            if self._pollable:
+                try:
+                    await trio.lowlevel.wait_readable(self.fd)
+                except OSError:
+                    # epoll refuses regular files and /dev/null, which never block anyway
+                    self._pollable = False
             try:
                 data = os.read(self.fd, 4096)
             except BlockingIOError:
@@ -72,11 +76,3 @@ class TerminalIO(HumanIO):
             return None
         line, _, self._buffer = self._buffer.partition(b"\n")
         return line.decode("utf-8", errors="replace").rstrip("\r")
-
-
-def _is_regular_file(fd: int) -> bool:
-    """Regular files are always readable and epoll refuses them: read them directly."""
-    try:
-        return stat.S_ISREG(os.fstat(fd).st_mode)
-    except OSError:
-        return False

@@ -10,6 +10,7 @@ import subprocess
 import sys
 import time
 
+import pytest
 from conftest import BOTS, ROOT
 
 from arena.referee import GameRecord
@@ -139,3 +140,22 @@ def test_play_honours_the_time_control():
     finally:
         status = term.close()
     assert status == 0, term.text
+
+
+@pytest.mark.parametrize("stdin", ["devnull", "file"])
+def test_play_from_a_file_or_dev_null_resigns_when_the_input_ends(tmp_path, stdin):
+    """Input that is not a terminal (epoll refuses files and /dev/null) still works: the moves
+    in it are played, and its end resigns."""
+    moves = tmp_path / "moves.txt"
+    moves.write_text("f5-f6\n")
+    source = os.devnull if stdin == "devnull" else moves
+    with open(source, "rb") as f:
+        out = subprocess.run(
+            [sys.executable, "-m", "arena", "play", "stripes", str(BOTS / "random-py"),
+             "--seed", "1"],
+            stdin=f, cwd=ROOT, capture_output=True, text=True, timeout=120,
+        )  # fmt: skip
+    assert out.returncode == 0, out.stderr
+    assert "red (human) resigned: input closed" in out.stdout
+    turns = "1 turns" if stdin == "devnull" else "3 turns"
+    assert "wins by resign; scores" in out.stdout and turns in out.stdout
