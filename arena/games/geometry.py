@@ -192,10 +192,9 @@ class Grid:
                     parts.append(
                         f'<text x="{x:.1f}" y="{y:.1f}" {label}"9">{_column_name(c)}</text>'
                     )
-            for r in range(self.height):
-                row = [c for c in range(self.width) if (c, r) in self.at]
+            for r, (first, last) in enumerate(_row_ends(self)):
                 y = top + r * dy + 4
-                for x in (dx * 3 + (row[0] - 2) * dx, dx * 3 + (row[-1] + 2) * dx):
+                for x in (dx * 3 + (first - 2) * dx, dx * 3 + (last + 2) * dx):
                     parts.append(f'<text x="{x:.1f}" y="{y:.1f}" {label}"11">{r + 1}</text>')
         caption = f"<title>{escape(title)}</title>" if title else ""
         return (
@@ -203,6 +202,16 @@ class Grid:
             f'viewBox="0 0 {w:.0f} {h:.0f}">{caption}'
             f'<rect width="100%" height="100%" fill="white"/>{"".join(parts)}{extra}</svg>'
         )
+
+
+@cache
+def _row_ends(grid: Grid) -> tuple[tuple[int, int], ...]:
+    """The first and last column of every row of a hex board (where its row numbers go)."""
+    ends = []
+    for r in range(grid.height):
+        row = [c for c in range(grid.width) if (c, r) in grid.at]
+        ends.append((row[0], row[-1]))
+    return tuple(ends)
 
 
 def _build(kind: str, size: int, coords: list[tuple[int, int]], width: int, height: int) -> Grid:

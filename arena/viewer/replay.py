@@ -131,7 +131,8 @@ def replay_data(record: GameRecord) -> dict[str, Any]:
             turn_steps.append({**common, "action": None, "note": note, "cells": {}, "elapsed": 0.0})
         # the end of the turn (an early end, a finished game) is the engine's word on it
         last = turn_steps[-1]
-        last["cells"] = {**last["cells"], **_changed(shown, cell_markup(after.render_svg()))}
+        if pos.key() != after.key():  # else the picture is the last action's (most turns)
+            last["cells"] = {**last["cells"], **_changed(shown, cell_markup(after.render_svg()))}
         last["scores"] = list(after.scores())
         last["status"] = _status(after)
         last["elapsed_turn"] = entry.get("elapsed", 0.0)
