@@ -207,8 +207,10 @@ class UidLease:
     the mark.
     """
 
+    #: the same length, so that a mark is one pwrite over the other (no ftruncate: that
+    #: costs milliseconds on some filesystems)
     CLEAN = b"clean\n"
-    BUSY = b"busy\n"
+    BUSY = b"busy-\n"
 
     def __init__(self, uid: int, fd: int) -> None:
         self.uid = uid
@@ -234,7 +236,7 @@ class UidLease:
                 os.close(fd)
                 continue
             try:
-                clean = os.pread(fd, 16, 0) == cls.CLEAN
+                clean = os.pread(fd, len(cls.CLEAN) + 1, 0) == cls.CLEAN
                 if not clean and processes_of_uid(uid):
                     # a previous holder's leftovers (arena crashed): do not share a uid
                     fcntl.flock(fd, fcntl.LOCK_UN)
@@ -258,8 +260,8 @@ class UidLease:
 
 
 def _mark(fd: int, text: bytes) -> None:
-    os.ftruncate(fd, 0)
-    os.pwrite(fd, text, 0)
+    if os.pwrite(fd, text, 0) != len(text):
+        raise OSError("short write to a uid lock file")
 
 
 def processes_of_uid(uid: int) -> list[int]:
