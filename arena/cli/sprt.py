@@ -139,8 +139,11 @@ def pair_lines() -> Progress:
     from arena.tournaments.sprt import SprtState
 
     class PairLines(Progress):
+        last = ""  # the last line printed, so the final summary is not printed twice
+
         def sprt(self, state: SprtState) -> None:
-            print(state.summary(), flush=True)
+            self.last = state.summary()
+            print(self.last, flush=True)
 
         def message(self, text: str) -> None:
             print(text, flush=True)
@@ -170,7 +173,8 @@ def cmd_sprt(args: argparse.Namespace) -> int:
         "H0": f"H0 accepted: {bots[0]} is not better than {bots[1]} by "
         f"{state.params.elo1:g} Elo ({state.params.elo0:+g} is more likely)",
     }.get(state.decision or "", "no decision yet")
-    print(state.summary())
+    if getattr(progress, "last", None) != state.summary():
+        print(state.summary())  # unless the last progress line said it already
     print(verdict)
     print(f"results in {outcome.results}; arena tournament report {outcome.results}")
     if outcome.status == "stopped":
