@@ -10,7 +10,7 @@ exactly-once rule.
 from __future__ import annotations
 
 import random
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import trio
@@ -90,6 +90,8 @@ class Scheduler(JobSource):
         self.rng = random.Random(seed)
         self._wake = trio.Event()
         self.recorded = 0
+        #: called (in the trio thread) after every outcome recorded (the API's cache drops)
+        self.on_recorded: Callable[[], None] = lambda: None
         self.stale = 0
         self.voided = 0
 
@@ -110,6 +112,8 @@ class Scheduler(JobSource):
 
     async def finished(self, outcome: Outcome) -> None:
         ok = await trio.to_thread.run_sync(self.record, outcome)
+        if ok:
+            self.on_recorded()
         if not ok:
             self.stale += 1
         elif outcome.record is not None:

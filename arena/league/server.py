@@ -58,6 +58,7 @@ async def serve(
         scheduler = Scheduler(db, settings)
         token = trio.lowlevel.current_trio_token()
         league.on_activated = lambda: token.run_sync_soon(scheduler.wake)
+        scheduler.on_recorded = league.cache.changed
         app = create_app(league)
         try:
             async with trio.open_nursery() as nursery:

@@ -18,6 +18,7 @@ import json
 import secrets
 import shutil
 import sys
+import time
 from collections.abc import Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
@@ -70,6 +71,32 @@ def manifest_summary(spec: Any, league_name: str) -> dict[str, Any]:
     }
 
 
+class ReadCache:
+    """Answers of public reads kept for at most `ttl` seconds and dropped as soon as a result
+    is recorded here (`changed`): a leaderboard asked for 500 times a second is then computed
+    a few times a second. Results recorded by remote workers show within `ttl`."""
+
+    def __init__(self, ttl: float = 1.0, size: int = 1024) -> None:
+        self.ttl = ttl
+        self.size = size
+        self.generation = 0
+        self._entries: dict[Any, tuple[int, float, Any]] = {}
+
+    def changed(self) -> None:
+        self.generation += 1
+
+    def get(self, key: Any) -> Any | None:
+        hit = self._entries.get(key)
+        if hit is None or hit[0] != self.generation or time.monotonic() - hit[1] > self.ttl:
+            return None
+        return hit[2]
+
+    def put(self, key: Any, value: Any) -> None:
+        if len(self._entries) >= self.size:
+            self._entries.clear()
+        self._entries[key] = (self.generation, time.monotonic(), value)
+
+
 class League:
     """One league: its settings and its database."""
 
@@ -80,6 +107,8 @@ class League:
         #: called after a version becomes active (the scheduler wakes up)
         self.on_activated: Callable[[], None] = lambda: None
         self._validate_wake = trio.Event()
+        #: public reads (leaderboard, lists) served from memory for up to a second
+        self.cache = ReadCache()
 
     # --- plumbing -----------------------------------------------------------------------------
 
@@ -93,6 +122,16 @@ class League:
 
     async def read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return await trio.to_thread.run_sync(lambda: self.read_sync(fn, *args, **kwargs))
+
+    async def cached_read(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
+        """`read` through the cache: for public answers only (never one that depends on who
+        asks). The value is shared between requests: callers must not modify it."""
+        key = (fn, args, tuple(sorted(kwargs.items())))
+        value = self.cache.get(key)
+        if value is None:
+            value = await self.read(fn, *args, **kwargs)
+            self.cache.put(key, value)
+        return value
 
     async def write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return await trio.to_thread.run_sync(lambda: self.write_sync(fn, *args, **kwargs))
@@ -147,7 +186,7 @@ class League:
         self, variant: str, *, limit: int, offset: int, include_retired: bool = False
     ) -> list[dict[str, Any]]:
         self.check_variant(variant)
-        return await self.read(
+        return await self.cached_read(
             store.leaderboard,
             variant,
             limit=limit,
@@ -156,7 +195,7 @@ class League:
         )
 
     async def bots(self, *, limit: int, offset: int) -> list[dict[str, Any]]:
-        return await self.read(store.list_bots, limit=limit, offset=offset)
+        return await self.cached_read(store.list_bots, limit=limit, offset=offset)
 
     async def bot(self, name: str) -> dict[str, Any]:
         detail = await self.read(store.bot_detail, name)
@@ -199,23 +238,7 @@ class League:
         if outcome is not None and bot is None:
             raise LeagueError("filtering by result needs a bot (?bot=NAME)", field="result")
 
-        def run(conn: Any) -> list[dict[str, Any]]:
-            bot_id = None
-            if bot is not None:
-                row = store.bot_by_name(conn, bot)
-                if row is None:
-                    raise LeagueError(f"no bot {bot!r}", status=404, field="bot")
-                bot_id = row.id
-            return store.list_games(
-                conn,
-                limit=limit,
-                offset=offset,
-                bot_id=bot_id,
-                variant=variant,
-                outcome=outcome,
-            )
-
-        return await self.read(run)
+        return await self.cached_read(_games_page, limit, offset, bot, variant, outcome)
 
     async def game(self, game_id: int) -> dict[str, Any]:
         detail = await self.read(store.game_detail, game_id)
@@ -407,6 +430,7 @@ class League:
     def finish_validation_sync(self, version_id: int, report: dict[str, Any]) -> bool:
         passed = bool(report.get("passed"))
         done = self.write_sync(store.finish_validation, version_id, report, passed, self.variants)
+        self.cache.changed()
         if done and passed:
             self.on_activated()
         return done
@@ -450,6 +474,7 @@ class League:
             store.set_bot_disabled(conn, bot.id, disabled)
 
         await self.write(run)
+        self.cache.changed()
 
     async def disable_user(self, user: store.User, name: str, disabled: bool = True) -> None:
         if not user.is_admin:
@@ -495,6 +520,20 @@ class League:
             "time_control": self.settings.time_control.to_dict(),
             "games": counts,
         }
+
+
+def _games_page(
+    conn: Any, limit: int, offset: int, bot: str | None, variant: str | None, outcome: str | None
+) -> list[dict[str, Any]]:
+    bot_id = None
+    if bot is not None:
+        row = store.bot_by_name(conn, bot)
+        if row is None:
+            raise LeagueError(f"no bot {bot!r}", status=404, field="bot")
+        bot_id = row.id
+    return store.list_games(
+        conn, limit=limit, offset=offset, bot_id=bot_id, variant=variant, outcome=outcome
+    )
 
 
 def dumps(obj: Any) -> str:

@@ -8,6 +8,7 @@ of the next page or null.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from typing import Any
 
 from starlette.requests import Request
@@ -23,6 +24,26 @@ MAX_LIMIT = 200
 
 def _league(request: Request) -> League:
     return request.app.state.league
+
+
+def public(endpoint: Callable[[Request], Awaitable[Response]]) -> Callable:
+    """A public read whose encoded answer is shared through the league's read cache (at most a
+    second old, dropped when a result is recorded), keyed by the full URL: a busy leaderboard
+    is queried and encoded a few times a second, not once per request."""
+
+    async def cached(request: Request) -> Response:
+        league = _league(request)
+        key = ("GET", request.url.path, request.url.query)
+        body = league.cache.get(key)
+        if body is None:
+            response = await endpoint(request)
+            if response.status_code != 200:
+                return response
+            body = bytes(response.body)
+            league.cache.put(key, body)
+        return Response(body, media_type="application/json")
+
+    return cached
 
 
 def _int(request: Request, name: str, default: int, lo: int, hi: int | None = None) -> int:
@@ -226,16 +247,16 @@ def api_routes() -> list[Route]:
         Route(p, status),
         Route(f"{p}/openapi.json", openapi_json),
         Route(f"{p}/me", me),
-        Route(f"{p}/leaderboard/{{variant}}", leaderboard),
-        Route(f"{p}/bots", bots),
+        Route(f"{p}/leaderboard/{{variant}}", public(leaderboard)),
+        Route(f"{p}/bots", public(bots)),
         Route(f"{p}/bots", submit, methods=["POST"]),
         Route(f"{p}/bots/{{name}}", bot),
         Route(f"{p}/bots/{{name}}/versions/{{number}}", version),
         Route(f"{p}/bots/{{name}}/disable", disable_bot, methods=["POST"]),
         Route(f"{p}/users/{{name}}/disable", disable_user, methods=["POST"]),
-        Route(f"{p}/games", games),
+        Route(f"{p}/games", public(games)),
         Route(f"{p}/games/{{game_id}}", game),
         Route(f"{p}/games/{{game_id}}/record", record),
         Route(f"{p}/games/{{game_id}}/logs", logs),
-        Route(f"{p}/queue", queue),
+        Route(f"{p}/queue", public(queue)),
     ]
