@@ -20,6 +20,9 @@ again for its next game but takes its idle process from a `SessionPool`. The rul
   started with `SESSION_CPU_GAMES` budgets instead and retired before a game whose whole
   budget it could no longer afford: a kept process never meets the limit for having played
   many games, and no game can use more than that many budgets of CPU time;
+- an idle process is stopped (SIGSTOP to its process group) until its next game, so it does
+  not compete for the CPU with the games of its slot (a child that left the group with
+  setsid is not stopped, but stays in the cgroup and dies with the process);
 - the record of each game stays complete: `ready.session_game` says which game of its
   process this was, only the stderr written during the game is kept, and `exits` says the
   process was kept (`kept: true`) instead of giving an exit status.
@@ -29,9 +32,11 @@ Only the `process` isolation mode has sessions (a docker bot is started per game
 
 from __future__ import annotations
 
+import contextlib
 import math
 import os
 import resource
+import signal
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
@@ -120,6 +125,7 @@ class SessionPool:
             if session.key != key:
                 continue
             self.idle.remove(session)
+            _signal_group(session, signal.SIGCONT)
             if session.usable() and session.renew_cpu_limit(cpu_budget):
                 session.games += 1
                 self.reused += 1
@@ -128,8 +134,11 @@ class SessionPool:
         return None
 
     def give_back(self, session: Session) -> None:
-        """A cleanly finished game's process, for the bot's next game."""
+        """A cleanly finished game's process, for the bot's next game. It is stopped
+        (SIGSTOP to its process group) while idle, so that it cannot use the CPU other games
+        of the slot are timed on; SIGKILL still ends a stopped process."""
         session.channel.detach()
+        _signal_group(session, signal.SIGSTOP)
         self.idle.append(session)
         while len(self.idle) > MAX_IDLE:
             self.nursery.start_soon(self.idle.pop(0).proc.aclose)
@@ -140,3 +149,11 @@ class SessionPool:
         with trio.CancelScope(shield=True):
             for session in idle:
                 await session.proc.aclose()
+
+
+def _signal_group(session: Session, sig: int) -> None:
+    """Signal the bot's process group (its own session: the pid is the group's id)."""
+    pid = getattr(session.proc, "pid", None)
+    if pid is not None and session.proc.exit_info() is None:
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(pid, sig)

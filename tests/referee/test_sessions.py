@@ -68,6 +68,14 @@ def cpu_limit_line(pid: int) -> str:
     return next(x for x in limits.splitlines() if x.startswith("Max cpu time"))
 
 
+def process_state(pid: int) -> str:
+    """The state letter of /proc/PID/stat (T: stopped), once the process (our child) has
+    stopped: a signal is delivered asynchronously, waitid waits for it (without reaping)."""
+    os.waitid(os.P_PID, pid, os.WSTOPPED | os.WNOWAIT)
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
 def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -91,6 +99,7 @@ def play_games(bots_per_game, pool_games=True):
             if pool is not None:
                 out["started"], out["reused"] = pool.started, pool.reused
                 out["idle"] = [s.proc.pid for s in pool.idle]  # type: ignore[attr-defined]
+                out["idle_states"] = [process_state(pid) for pid in out["idle"]]
                 await pool.aclose()
 
     trio.run(main)
@@ -113,7 +122,8 @@ def test_a_kept_process_plays_the_next_game(tmp_path):
     # the record keeps each game's own stderr only
     assert all(s.startswith("game 3 pid") for s in r3.stderr), r3.stderr
     assert sorted(pids(r1)) == sorted(pids(r3))
-    # closing the pool ends the kept processes
+    # idle processes are stopped between games; closing the pool ends them
+    assert out["idle_states"] == ["T", "T"]
     assert not any(alive(pid) for pid in out["idle"])
 
 
