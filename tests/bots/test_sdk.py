@@ -72,6 +72,7 @@ def test_reply_forms_logs_and_end(sdk_bot, encoding):
         "author": "me",
         "legal": True,
         "protocol": 1,
+        "sessions": True,
     }
     bot.send(fake_turn(["e5"]))
     assert bot.recv() == {"type": "move", "actions": ["e5"]}
@@ -86,6 +87,14 @@ def test_reply_forms_logs_and_end(sdk_bot, encoding):
     assert bot.recv()["actions"] == ["2"]
     bot.send(end_message("draw"))
     assert bot.recv_any() == {"type": "log", "message": "end: draw"}
+    # a session: the next game's hello starts afresh (empty memory)
+    bot.send(hello(seat=0, game="papagra"))
+    assert bot.recv()["type"] == "ready"
+    bot.send(fake_turn(["memory"]))
+    assert bot.recv()["actions"] == ["1"]
+    bot.send(end_message("draw"))
+    assert bot.recv_any() == {"type": "log", "message": "end: draw"}
+    bot.proc.stdin.close()  # type: ignore[union-attr]
     assert bot.recv_any() is None  # nothing else on stdout: the print went to stderr
     assert bot.close_and_wait() == 0
     assert "stray print must not reach the referee" in bot.stderr()
