@@ -22,6 +22,7 @@ import hashlib
 import os
 import shutil
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
 
 import httpx
@@ -44,10 +45,14 @@ class BotCache:
         server: str | None,
         secret: str | None,
         shared: Path | None = None,
+        lookup: Callable[[], tuple[str | None, str | None]] | None = None,
     ) -> None:
         self.root = root
         self.server = server.rstrip("/") if server else None
         self.secret = secret
+        #: blocking; (server URL, secret) as published in the database now, for a worker that
+        #: started before the server did
+        self.lookup = lookup
         self.shared = BlobStore(shared) if shared is not None else None
         self.bots = root / "bots"
         self._locks: dict[str, trio.Lock] = {}
@@ -101,6 +106,9 @@ class BotCache:
         if self.shared is not None:
             with contextlib.suppress(LeagueError):
                 return self.shared.get(sha)  # verifies the hash; PlatformFault if corrupt
+        if self.server is None and self.lookup is not None:
+            server, self.secret = self.lookup()
+            self.server = server.rstrip("/") if server else None
         if self.server is None:
             raise PlatformFault(f"archive {sha[:12]}: no server to fetch it from")
         url = f"{self.server}/api/v1/worker/archives/{sha}"

@@ -91,25 +91,22 @@ def end_attempt(
 ) -> None:
     """Close an attempt's log row and count it against the worker that claimed it. A result
     arriving for an attempt already declared lost turns that row to `stale` (late, refused)."""
-    row = conn.execute(
-        sa.select(attempts.c.worker, attempts.c.ended_at).where(
-            attempts.c.game_id == game_id, attempts.c.attempt == attempt
-        )
-    ).first()
-    if row is None:
-        return  # not claimed by a queue worker (the in-process executor)
-    if row.ended_at is not None and outcome != STALE:
-        return  # closed already
-    conn.execute(
+    where = [attempts.c.game_id == game_id, attempts.c.attempt == attempt]
+    if outcome != STALE:
+        where.append(attempts.c.ended_at.is_(None))  # else closed already
+    worker = conn.execute(
         attempts.update()
-        .where(attempts.c.game_id == game_id, attempts.c.attempt == attempt)
-        .values(ended_at=row.ended_at or now_iso(), outcome=outcome)
-    )
+        .where(*where)
+        .values(ended_at=sa.func.coalesce(attempts.c.ended_at, now_iso()), outcome=outcome)
+        .returning(attempts.c.worker)
+    ).scalar()
+    if worker is None:
+        return  # closed already, or not claimed by a queue worker (the in-process executor)
     column = {RECORDED: "played", STALE: "stale"}.get(outcome, "voided")
     values: dict[str, Any] = {column: getattr(workers.c, column) + 1}
     if failure is not None:
         values.update(last_failure=failure[:2000], last_failure_at=now_iso())
-    conn.execute(workers.update().where(workers.c.name == row.worker).values(**values))
+    conn.execute(workers.update().where(workers.c.name == worker).values(**values))
 
 
 def attempt_worker(conn: Connection, game_id: int, attempt: int) -> str | None:

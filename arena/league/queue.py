@@ -13,6 +13,14 @@ its first worker was merely slow) costs a replay, never a second result. Whateve
 (failed, aborted, deleted by hand), `orphans` finds games queued or running with no live job and
 the server defers a new one.
 
+Durability. Only the result must survive a crash of the database; everything before it can be
+done again. So the steps before the record commit without waiting for the disk
+(`synchronous_commit = off`: `fast_commit`, and the worker's procrastinate connections): the
+game and its job, procrastinate's fetch and finish, the worker's claim. PostgreSQL's log is
+sequential, so the record's own synchronous commit makes every earlier step durable too; a crash
+before it loses only work that is redone (a planned game, a claim whose job is retried). That
+takes the queue's path from five disk flushes per game to one, the record's.
+
 Schema: procrastinate's own (`procrastinate_jobs`, `_workers`, `_events`, functions), installed
 by `install_schema` from `arena league init` / `migrate` on PostgreSQL; it is procrastinate's
 release, not an arena revision.
@@ -42,6 +50,15 @@ def conninfo(url: str) -> str:
     league's SQLAlchemy URL."""
     u = sa.engine.make_url(url).set(drivername="postgresql")
     return u.render_as_string(hide_password=False)
+
+
+#: what a worker's procrastinate connections set: their commits need not wait for the disk
+ASYNC_COMMIT_OPTIONS = "-c synchronous_commit=off"
+
+
+def fast_commit(conn: Connection) -> None:
+    """This transaction's commit does not wait for the disk (PostgreSQL only; see above)."""
+    conn.exec_driver_sql("SET LOCAL synchronous_commit = off")
 
 
 def deferrer() -> procrastinate.App:

@@ -7,6 +7,10 @@ official ratings are refitted periodically. SIGINT/SIGTERM (or `stop`) cancel ev
 in play are abandoned (their bots killed by the worker processes) and voided as
 `server_stopped`, which never counts against a game's attempts; commits already started finish
 (they run in threads trio does not abandon), so nothing is lost either way.
+
+With a remote executor (`--no-local-games`, executors/remote.py) the games in flight belong to
+the workers: the server neither voids them when it stops nor when it starts again, and the
+workers go on recording while it is away.
 """
 
 from __future__ import annotations
@@ -77,7 +81,7 @@ async def serve(
                 if on_ready is not None:
                     on_ready(binds)
                 if handle_signals:
-                    nursery.start_soon(_watch_signals, nursery.cancel_scope)
+                    nursery.start_soon(_watch_signals, nursery.cancel_scope, executor.plays_here)
                 if stop is not None:
                     await stop.wait()
                     nursery.cancel_scope.cancel()
@@ -102,10 +106,11 @@ def _void_in_flight(league: League, kind: store.VoidKind, reason: str) -> int:
         return store.void_running(conn, kind, reason, league.settings.max_attempts)
 
 
-async def _watch_signals(scope: trio.CancelScope) -> None:
+async def _watch_signals(scope: trio.CancelScope, plays_here: bool = True) -> None:
     with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
         async for _ in signals:
-            print("arena league: stopping; games in play will be replayed", file=sys.stderr)
+            what = "games in play will be replayed" if plays_here else "workers play on"
+            print(f"arena league: stopping; {what}", file=sys.stderr)
             scope.cancel()
             return
 

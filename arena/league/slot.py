@@ -34,13 +34,14 @@ import json
 import os
 import sys
 import traceback
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import sqlalchemy as sa
 import trio
 
-from arena.league import fleet, store
+from arena.league import fleet, queue, store
 from arena.league.botcache import BotCache
 from arena.league.errors import PlatformFault
 from arena.league.executors.base import job_from_claim
@@ -95,6 +96,8 @@ class Slot:
     def _claim(self, game_id: int, params: PlayParams) -> str | tuple[store.Claim, list[str]]:
         g = store.games
         with self.db.write() as conn:
+            if not self.db.is_sqlite:
+                queue.fast_commit(conn)  # redone if lost: see arena/league/queue.py
             row = conn.execute(
                 sa.select(g.c.state, g.c.attempt).where(g.c.id == game_id).with_for_update()
             ).first()
@@ -116,13 +119,13 @@ class Slot:
             if claim is None:
                 return "failed"  # the lost attempt was its last
             fleet.begin_attempt(conn, game_id, claim.attempt, self.worker)
-            shas = [
+            v = store.versions
+            sha = dict(
                 conn.execute(
-                    sa.select(store.versions.c.archive_sha256).where(store.versions.c.id == v)
-                ).scalar_one()
-                for v in claim.versions
-            ]
-            return claim, shas
+                    sa.select(v.c.id, v.c.archive_sha256).where(v.c.id.in_(claim.versions))
+                ).all()
+            )
+            return claim, [sha[claim.versions[0]], sha[claim.versions[1]]]
 
     def _record(self, claim: store.Claim, record: dict[str, Any]) -> dict[str, Any]:
         r = store.ratings
@@ -164,6 +167,11 @@ class Slot:
             return {"status": status, "detail": reason}
 
         return await trio.to_thread.run_sync(run)
+
+
+def _published(db: store.Database) -> tuple[str | None, str | None]:
+    with db.read() as conn:
+        return fleet.get_meta(conn, fleet.SERVER_URL), fleet.get_meta(conn, fleet.WORKER_SECRET)
 
 
 async def _play(request: dict[str, Any]) -> dict[str, Any]:
@@ -216,6 +224,7 @@ async def main() -> None:
                             msg.get("server"),
                             msg.get("secret"),
                             Path(msg["shared"]) if msg.get("shared") else None,
+                            lookup=partial(_published, db),
                         )
                         slot = Slot(db, cache, msg["worker"])
                         reply: dict[str, Any] = {"type": "ready"}

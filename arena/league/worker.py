@@ -245,7 +245,10 @@ async def _main(config: WorkerConfig) -> None:
     pool = SlotPool(config.concurrency, init)
     db = store.Database(config.database, pool_size=1)
     app = procrastinate.App(
-        connector=procrastinate.PsycopgConnector(conninfo=queue.conninfo(config.database))
+        connector=procrastinate.PsycopgConnector(
+            conninfo=queue.conninfo(config.database),
+            kwargs={"options": queue.ASYNC_COMMIT_OPTIONS},
+        )
     )
 
     @app.task(

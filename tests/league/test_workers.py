@@ -35,7 +35,7 @@ GAMES = '[{ name = "stripes", options = { max_turns = 10 } }]'
 STALLED_AFTER = "2"
 
 
-def wait_until(predicate: Callable[[], Any], what: str, timeout: float = 60.0) -> Any:
+def wait_until(predicate: Callable[[], Any], what: str, timeout: float = 90.0) -> Any:
     """Poll `predicate` until truthy (the loop bounds the waiting; it synchronises nothing)."""
     deadline = time.monotonic() + timeout
     while True:
@@ -89,6 +89,9 @@ class Worker:
             self.proc.send_signal(sig)
         try:
             return self.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            return self.proc.wait()
         finally:
             self.out.close()
 
@@ -289,6 +292,7 @@ def test_a_stale_attempt_arriving_late_is_refused(league, tmp_path):
     server = Server(d, "--no-local-games", "--stalled-after", STALLED_AFTER)
     a = Worker(url, names[0], tmp_path, tmp_path / "fa.log", concurrency=1)
     b: Worker | None = None
+    pids: list[int] = []
     try:
         frozen: list[int] = []
         while not frozen:
@@ -322,6 +326,9 @@ def test_a_stale_attempt_arriving_late_is_refused(league, tmp_path):
             "worker a's late result to be refused",
         )
     finally:
+        for p in pids:  # never leave a stopped process behind, whatever failed
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(p, signal.SIGCONT)
         server.stop()
         for w in (a, b):
             if w is not None:

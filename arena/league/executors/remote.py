@@ -96,6 +96,7 @@ class QueueExecutor(Executor):
         target = max(self.settings.concurrency, 2 * capacity)
         while in_flight < target:
             with db.write() as conn:
+                queue.fast_commit(conn)  # redone if lost: see arena/league/queue.py
                 pairing = scheduler._plan(conn)
                 if pairing is None:
                     break
