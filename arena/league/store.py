@@ -375,6 +375,11 @@ def user_by_name(conn: Connection, name: str) -> User | None:
     return None if row is None else User(row.id, row.name, row.is_admin, row.disabled)
 
 
+def user_by_id(conn: Connection, user_id: int) -> User | None:
+    row = conn.execute(sa.select(users).where(users.c.id == user_id)).first()
+    return None if row is None else User(row.id, row.name, row.is_admin, row.disabled)
+
+
 def user_by_token(conn: Connection, token: str) -> User | None:
     row = conn.execute(sa.select(users).where(users.c.token_hash == hash_token(token))).first()
     return None if row is None else User(row.id, row.name, row.is_admin, row.disabled)
