@@ -229,10 +229,26 @@ def test_workers_survive_kills_and_record_every_game_once(league, tmp_path):
     b = Worker(url, names[1], tmp_path, tmp_path / "wb.log")
     try:
         wait_until(lambda: finished(engine) >= 8, "the first games")
-        # SIGKILL worker a in the middle of a game; its job stalls, b takes it over
-        lost = wait_until(lambda: playing(engine, names[0]), "worker a to be mid-game")[0]
-        a_slots = a.slot_pids()
-        a.stop(signal.SIGKILL)
+        # SIGKILL worker a in the middle of a game; its job stalls, b takes it over. A game
+        # can still end between seeing it in play and the kill (or in the slot before it sees
+        # its pipe close), so the lost game is read once a and its slots are gone, and if a
+        # finished everything it held, it is started and killed again.
+        lost = None
+        for _ in range(20):
+            wait_until(lambda: playing(engine, names[0]), "worker a to be mid-game")
+            a_slots = a.slot_pids()
+            a.stop(signal.SIGKILL)
+            # its slot processes see their pipe close and take their bots down with them
+            wait_until(
+                lambda pids=a_slots: not any(Path(f"/proc/{p}").exists() for p in pids),
+                "a's slots",
+            )
+            held = playing(engine, names[0])
+            if held:
+                lost = held[0]
+                break
+            a = Worker(url, names[0], tmp_path, tmp_path / "wa.log")
+        assert lost is not None, "worker a never died holding a game"
         wait_until(
             lambda: q(
                 engine,
@@ -241,8 +257,6 @@ def test_workers_survive_kills_and_record_every_game_once(league, tmp_path):
             ),
             "the lost game to be replayed elsewhere",
         )
-        # the killed worker's slot process saw its pipe close and took its bots down with it
-        wait_until(lambda: not any(Path(f"/proc/{p}").exists() for p in a_slots), "a's slots")
         a = Worker(url, names[0], tmp_path, tmp_path / "wa.log")
         wait_until(lambda: finished(engine) >= 25, "more games")
 
