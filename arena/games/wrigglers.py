@@ -7,15 +7,23 @@ or pass. By default a pass is only legal when neither is available ("otherwise h
 removes on two of their turns in a row.
 
 The engine keeps, per colour, how many own stones touch each point. That single array answers
-both legality questions in O(1), so `apply` never scans the board except to verify a pass, and
-chains and scores (a flood fill) are computed only when asked for and cached until that colour's
-stones change: describe() asks for both colours' chains every turn, and the flood fill over a
-19x19 board was most of the referee's time per turn.
+both legality questions in O(1), so `apply` never scans the board except to verify a pass.
+The referee asks for the position (with both colours' chains) and often the legal list every
+turn, and a scan of a 19x19 board in Python was most of its time per turn, so each stone added
+or lifted also updates, around that point only:
+
+- per colour, which points are legal adds and removals (bytearrays of flags), from which
+  `legal_actions` and the described cells are picked by `itertools.compress` at C speed;
+- per colour, its groups as a union-find forest with each group's size and whether any stone
+  of it touches three own stones (a branch): an add merges the groups it touches, a lift (rarer)
+  refills the pieces of its group from the lifted point's neighbours. `chain_sizes`, the plain
+  flood fill, stays as the definition the tests compare the forest with.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
+from itertools import compress
 from typing import Any
 
 from arena.games.base import (
@@ -134,9 +142,13 @@ class WrigglersState(State):
     """A position: stones, per-colour neighbour counts, whose turn, and the pass history."""
 
     __slots__ = (
+        "_addable",
         "_board",
+        "_groups",
         "_last_action",
         "_nb",
+        "_parent",
+        "_removable",
         "_removed_last",
         "_result",
         "_score_cache",
@@ -154,6 +166,13 @@ class WrigglersState(State):
         n = self.grid.n_cells
         self._board = [0] * n  # 0 empty, seat + 1 for a stone
         self._nb = ([0] * n, [0] * n)  # own-stone neighbour counts per seat
+        # per seat: 1 where adding (an empty point touching <= 2 own stones) is legal, and
+        # where removing (an own stone touching >= 3 own stones) is, as the rules stand
+        self._addable = (bytearray(b"\x01") * n, bytearray(b"\x01") * n)
+        self._removable = (bytearray(n), bytearray(n))
+        # per seat: union-find parents of its stones, and root -> (size, is a branch)
+        self._parent = (list(range(n)), list(range(n)))
+        self._groups: tuple[dict[int, tuple[int, bool]], dict[int, tuple[int, bool]]] = ({}, {})
         self._to_move = 0
         self._turns_played = 0
         self._last_action: str | None = None  # the previous turn's action, for pass-pass
@@ -164,18 +183,88 @@ class WrigglersState(State):
 
     # --- board updates -----------------------------------------------------------------
     def _place(self, cell: int, seat: int) -> None:
-        self._board[cell] = seat + 1
+        board = self._board
+        board[cell] = seat + 1
         nb = self._nb[seat]
+        addable = self._addable[seat]
+        removable = self._removable[seat]
+        self._addable[1 - seat][cell] = addable[cell] = 0
+        removable[cell] = nb[cell] >= 3
+        mark = seat + 1
+        parent = self._parent[seat]
+        parent[cell] = cell
+        groups = self._groups[seat]
+        size = 1
+        branch = nb[cell] > 2
         for n in self.grid.neighbours[cell]:
-            nb[n] += 1
+            k = nb[n] = nb[n] + 1
+            v = board[n]
+            if v == 0:
+                addable[n] = k <= 2
+            elif v == mark:
+                removable[n] = k >= 3
+                branch = branch or k > 2
+                root = self._find(parent, n)
+                if root != cell:
+                    g_size, g_branch = groups.pop(root)
+                    size += g_size
+                    branch = branch or g_branch
+                    parent[root] = cell
+        groups[cell] = (size, branch)
         self._score_cache[seat] = None
 
     def _lift(self, cell: int, seat: int) -> None:
-        self._board[cell] = 0
+        board = self._board
+        parent = self._parent[seat]
+        groups = self._groups[seat]
+        del groups[self._find(parent, cell)]
+        board[cell] = 0
         nb = self._nb[seat]
+        addable = self._addable[seat]
+        self._removable[seat][cell] = 0
+        addable[cell] = nb[cell] <= 2
+        self._addable[1 - seat][cell] = self._nb[1 - seat][cell] <= 2
+        removable = self._removable[seat]
+        mark = seat + 1
         for n in self.grid.neighbours[cell]:
-            nb[n] -= 1
+            k = nb[n] = nb[n] - 1
+            v = board[n]
+            if v == 0:
+                addable[n] = k <= 2
+            elif v == mark:
+                removable[n] = k >= 3
+        # the lifted stone's group falls apart into the pieces around it: refill each
+        seen: set[int] = set()
+        for start in self.grid.neighbours[cell]:
+            if board[start] == mark and start not in seen:
+                groups[start] = self._refill(start, seat, seen)
         self._score_cache[seat] = None
+
+    def _refill(self, start: int, seat: int, seen: set[int]) -> tuple[int, bool]:
+        """Make `start` the root of its group (a flood fill); the group's size and branch flag."""
+        board, nb, parent = self._board, self._nb[seat], self._parent[seat]
+        nbrs = self.grid.neighbours
+        mark = seat + 1
+        seen.add(start)
+        stack = [start]
+        size = 0
+        branch = False
+        while stack:
+            c = stack.pop()
+            parent[c] = start
+            size += 1
+            branch = branch or nb[c] > 2
+            for n in nbrs[c]:
+                if board[n] == mark and n not in seen:
+                    seen.add(n)
+                    stack.append(n)
+        return size, branch
+
+    @staticmethod
+    def _find(parent: list[int], c: int) -> int:
+        while parent[c] != c:
+            parent[c] = c = parent[parent[c]]
+        return c
 
     # --- turn bookkeeping --------------------------------------------------------------
     def current_player(self) -> int | None:
@@ -196,34 +285,21 @@ class WrigglersState(State):
 
     def _has_stone_action(self, seat: int) -> str | None:
         """The first add or remove available to `seat` (for the pass check's message)."""
-        own = self._nb[seat]
-        board = self._board
         names = self.grid.names
-        mark = seat + 1
-        removable = self._can_remove(seat)
-        for c, v in enumerate(board):
-            if v == 0:
-                if own[c] <= 2:
-                    return names[c]
-            elif v == mark and removable and own[c] >= 3:
-                return "-" + names[c]
+        for name in compress(names, self._addable[seat]):
+            return name
+        if self._can_remove(seat):
+            for name in compress(names, self._removable[seat]):
+                return "-" + name
         return None
 
     def legal_actions(self) -> list[str]:
         if self._result is not None:
             return []
         seat = self._to_move
-        own = self._nb[seat]
-        board = self._board
-        names = self.grid.names
-        adds = [names[c] for c, v in enumerate(board) if v == 0 and own[c] <= 2]
-        mark = seat + 1
-        removes = (
-            ["-" + names[c] for c, v in enumerate(board) if v == mark and own[c] >= 3]
-            if self._can_remove(seat)
-            else []
-        )
-        out = adds + removes
+        out = list(compress(self.grid.names, self._addable[seat]))
+        if self._can_remove(seat):
+            out += ["-" + name for name in compress(self.grid.names, self._removable[seat])]
         if self.game.options["ludii_rules"] or not out:
             out.append("pass")
         return out
@@ -333,7 +409,8 @@ class WrigglersState(State):
         """The scoring chain sizes of `seat`, largest first (bots and describe use this)."""
         sizes = self._score_cache[seat]
         if sizes is None:
-            sizes = chain_sizes(self._board, self._nb[seat], seat, self.grid)
+            sizes = [size for size, branch in self._groups[seat].values() if not branch]
+            sizes.sort(reverse=True)
             self._score_cache[seat] = sizes
         return sizes[:]
 
@@ -361,6 +438,7 @@ class WrigglersState(State):
     # --- views -------------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
         names = self.grid.names
+        board = self._board
         return {
             "game": self.game.name,
             "options": dict(self.game.options),
@@ -370,7 +448,13 @@ class WrigglersState(State):
             "turn_actions": [],
             "scores": list(self.scores()),
             "board": {"kind": "square", "size": self.grid.size, "cells": list(names)},
-            "cells": {n: _CELL[v] for n, v in zip(names, self._board, strict=True) if v},
+            "cells": dict(
+                zip(
+                    compress(names, board),
+                    map(_CELL.__getitem__, compress(board, board)),
+                    strict=True,
+                )
+            ),
             "result": result_to_dict(self._result),
             "chains": [self.chains(0), self.chains(1)],
             "last_action": self._last_action,
@@ -419,6 +503,10 @@ class WrigglersState(State):
         st = WrigglersState(self.game, _blank=True)
         st._board = self._board[:]
         st._nb = (self._nb[0][:], self._nb[1][:])
+        st._addable = (self._addable[0][:], self._addable[1][:])
+        st._removable = (self._removable[0][:], self._removable[1][:])
+        st._parent = (self._parent[0][:], self._parent[1][:])
+        st._groups = (self._groups[0].copy(), self._groups[1].copy())
         st._to_move = self._to_move
         st._turns_played = self._turns_played
         st._last_action = self._last_action
