@@ -22,6 +22,7 @@ from typing import Any
 from arena import __version__
 from arena.errors import ArenaError
 from arena.league.archives import pack_bot_dir
+from arena.referee.channel import STDERR_SEPARATOR
 
 SUBMIT_PATH = "/api/v1/bots"
 #: the token when --token is not given (keeps it out of shell history and `ps`)
@@ -108,8 +109,11 @@ def describe_validation(version: dict[str, Any]) -> tuple[str, bool]:
         lines = [f"validation: passed; {version.get('bot', 'the bot')} is on the ladder"]
         lines += [f"  warning: {w}" for w in report.get("warnings") or ()]
         return "\n".join(lines), True
-    lines = [f"validation: failed ({report.get('stage', '?')})", f"  {report.get('problem')}"]
-    tail = (report.get("stderr_tail") or "").splitlines()[-5:]
+    # a crash's problem often quotes the stderr tail already (as `arena check` prints it):
+    # show those lines once, under the problem, and the separate tail only when it does not
+    problem, _, quoted = str(report.get("problem")).partition(STDERR_SEPARATOR)
+    lines = [f"validation: failed ({report.get('stage', '?')})", f"  {problem}"]
+    tail = quoted.splitlines() if quoted else (report.get("stderr_tail") or "").splitlines()[-5:]
     lines += [f"  stderr: {line}" for line in tail]
     return "\n".join(lines), False
 

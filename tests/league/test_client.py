@@ -132,3 +132,23 @@ def test_submit_url_and_answer_shapes() -> None:
         "validation": {"status": "failed", "problem": problem},
     }
     assert describe_answer(answer) == f"submitted b version 2\nvalidation: failed\n  {problem}"
+
+
+def test_a_crash_quoting_its_stderr_shows_each_stderr_line_once():
+    from arena.league.client import describe_validation
+    from arena.referee.channel import STDERR_SEPARATOR
+
+    tail = "Traceback (most recent call last):\nJSONDecodeError: Expecting value"
+    report = {
+        "passed": False,
+        "stage": "games",
+        "problem": f"handshake: did not answer hello{STDERR_SEPARATOR}{tail}",
+        "stderr_tail": tail,
+    }
+    text, passed = describe_validation({"validation": report})
+    assert not passed
+    assert text.count("JSONDecodeError") == 1 and text.count("Traceback") == 1
+    assert "  stderr: JSONDecodeError: Expecting value" in text.splitlines()
+    report["problem"] = "handshake: did not answer hello"
+    text, _ = describe_validation({"validation": report})
+    assert text.count("JSONDecodeError") == 1
