@@ -29,6 +29,7 @@ import trio
 from arena.league import store
 from arena.league.archives import BlobStore, pack_bot_dir
 from arena.league.errors import LeagueError
+from arena.league.live import LiveGames, Validations
 from arena.league.ratings import official_table
 from arena.league.settings import LeagueSettings
 from arena.referee.record import now_iso
@@ -109,6 +110,9 @@ class League:
         self._validate_wake = trio.Event()
         #: public reads (leaderboard, lists) served from memory for up to a second
         self.cache = ReadCache()
+        #: games in flight on this server, turn by turn, and validations as they run (pages)
+        self.live = LiveGames()
+        self.validations = Validations()
 
     # --- plumbing -----------------------------------------------------------------------------
 
@@ -403,12 +407,19 @@ class League:
         while True:
             self._validate_wake = trio.Event()
             for v in await self.read(store.versions_in_state, store.VersionState.VALIDATING):
-                await self.validate(v)
+                self.validations.current = v.id
+                self.validations.signal.bump()
+                try:
+                    await self.validate(v)
+                finally:
+                    self.validations.current = None
+                    self.validations.signal.bump()
             with trio.move_on_after(VALIDATION_RETRY):
                 await self._validate_wake.wait()
 
     def on_submitted(self) -> None:
         self._validate_wake.set()
+        self.validations.signal.bump()
 
     async def validate(self, v: store.Version) -> None:
         from arena.league.errors import PlatformFault

@@ -131,13 +131,9 @@ class GameRecord:
             "duration": self.duration,
         }
 
-    def replay_states(self) -> Iterator[tuple[dict[str, Any] | None, State]]:
-        """The position after the opening (turn entry None), then after every recorded turn.
-
-        Every action is re-applied through the rules engine: a record whose actions do not
-        replay raises RecordError naming the turn, so the referee's decisions can be audited.
-        A forfeited turn's actions are applied up to the illegal one, which is skipped.
-        """
+    def initial_state(self) -> State:
+        """The position after the opening, before the bots' first turn (RecordError if the
+        game cannot be made or the opening does not replay)."""
         try:
             state = make_game(self.game, self.options).new_initial_state()
         except ArenaError as e:
@@ -149,32 +145,47 @@ class GameRecord:
                 except IllegalAction as e:
                     raise RecordError(f"opening turn {n}: {action}: {e.message}") from None
             _finish_turn(state)
+        return state
+
+    def replay_states(self) -> Iterator[tuple[dict[str, Any] | None, State]]:
+        """The position after the opening (turn entry None), then after every recorded turn.
+
+        Every action is re-applied through the rules engine: a record whose actions do not
+        replay raises RecordError naming the turn, so the referee's decisions can be audited.
+        A forfeited turn's actions are applied up to the illegal one, which is skipped.
+        """
+        state = self.initial_state()
         yield None, state
         failure = self.result.get("failure") or {}
         for i, turn in enumerate(self.turns):
             is_last = i == len(self.turns) - 1
-            start_turn = state.turn_number()
-            for entry in turn["actions"]:
-                action = entry["action"]
-                if entry.get("illegal"):
-                    continue
-                try:
-                    state.apply(action)
-                except IllegalAction as e:
-                    raise RecordError(
-                        f"turn {turn['turn']}: recorded action {action} does not replay: "
-                        f"{e.message}"
-                    ) from None
-            if (
-                turn.get("ended_early")
-                and not state.is_terminal()
-                and state.turn_number() == start_turn
-                and state.can_end_turn()
-            ):
-                state.end_turn()
-            if not (is_last and (failure or turn.get("resigned"))):
-                _check_turn_complete(state, start_turn, turn)
+            apply_turn(state, turn, complete=not (is_last and (failure or turn.get("resigned"))))
             yield turn, state
+
+
+def apply_turn(state: State, turn: dict[str, Any], *, complete: bool = True) -> None:
+    """Apply one recorded turn entry to `state` (illegal actions skipped); with `complete`,
+    RecordError unless the turn was finished (a forfeited or resigned last turn is not)."""
+    start_turn = state.turn_number()
+    for entry in turn["actions"]:
+        action = entry["action"]
+        if entry.get("illegal"):
+            continue
+        try:
+            state.apply(action)
+        except IllegalAction as e:
+            raise RecordError(
+                f"turn {turn['turn']}: recorded action {action} does not replay: {e.message}"
+            ) from None
+    if (
+        turn.get("ended_early")
+        and not state.is_terminal()
+        and state.turn_number() == start_turn
+        and state.can_end_turn()
+    ):
+        state.end_turn()
+    if complete:
+        _check_turn_complete(state, start_turn, turn)
 
 
 def _finish_turn(state: State) -> None:

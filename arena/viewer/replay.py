@@ -74,44 +74,48 @@ def _status(state: State) -> str:
     return f"turn {state.turn_number()}: {colours[seat or 0]} to move ({todo} action(s) left)"
 
 
-def replay_data(record: GameRecord) -> dict[str, Any]:
-    """The replay of a record, step by step; RecordError if the record does not replay."""
-    cls = game_class(record.game)
-    states = record.replay_states()
-    _, state = next(states)
-    svg = state.render_svg()
-    shown = cell_markup(svg)
-    tc = TimeControl.from_dict(record.time_control) if record.time_control else None
-    start_clocks = [tc.base, tc.base] if tc is not None and tc.base is not None else [None, None]
-    logs = sorted(record.logs, key=lambda x: x["t"])
-    steps: list[dict[str, Any]] = [
-        {
-            "turn": None,
-            "seat": None,
-            "action": None,
-            "scores": list(state.scores()),
-            "clocks": start_clocks,
-            "status": _status(state),
-            "logs": [0, 0],
-            "first_of_turn": True,
-        }
-    ]
-    # the replay goes turn by turn; within a turn, re-apply the actions one at a time to a
-    # clone of the position before the turn, so that every action gets its own picture
-    before = state.clone()
-    log_i = 0
-    for entry, after in states:
-        assert entry is not None
-        t_end = entry.get("t", float("inf"))
-        log_from = log_i
-        while log_i < len(logs) and logs[log_i]["t"] <= t_end:
-            log_i += 1
-        pos = before
+class ReplayBuilder:
+    """The steps of a replay, made one recorded turn at a time.
+
+    `replay_data` feeds it a whole record; the league feeds it each turn of a game in flight
+    (arena/league/live.py), so a live game and its final replay are drawn by the same code.
+    `state` is the position after the opening; `add_turn` takes a turn entry and the position
+    after it.
+    """
+
+    def __init__(self, record: GameRecord, state: State) -> None:
+        self.record = record
+        self.cls = game_class(record.game)
+        self.board = state.render_svg()
+        self.shown = cell_markup(self.board)
+        tc = TimeControl.from_dict(record.time_control) if record.time_control else None
+        self.tc = tc
+        start_clocks = [tc.base, tc.base] if tc is not None and tc.base is not None else [None] * 2
+        self.steps: list[dict[str, Any]] = [
+            {
+                "turn": None,
+                "seat": None,
+                "action": None,
+                "scores": list(state.scores()),
+                "clocks": start_clocks,
+                "status": _status(state),
+                "logs": [0, 0],
+                "first_of_turn": True,
+            }
+        ]
+        # the replay goes turn by turn; within a turn, re-apply the actions one at a time to a
+        # clone of the position before the turn, so that every action gets its own picture
+        self.before = state.clone()
+
+    def add_turn(self, entry: dict[str, Any], after: State, logs: list[int]) -> list[dict]:
+        """The steps of one turn (appended to `steps` and returned)."""
+        pos = self.before
+        shown = self.shown
         common = {
             "turn": entry["turn"],
             "seat": entry["seat"],
             "clocks": entry.get("clocks_after") or [None, None],
-            "logs": [log_from, log_i],
+            "logs": logs,
         }
         turn_steps: list[dict[str, Any]] = []
         for item in entry["actions"]:
@@ -127,7 +131,7 @@ def replay_data(record: GameRecord) -> dict[str, Any]:
             turn_steps.append(step)
         if entry.get("resigned") or not turn_steps:
             # a turn without an action: a resignation, or a forfeit before any action
-            note = "resigns" if entry.get("resigned") else record.result.get("reason", "")
+            note = "resigns" if entry.get("resigned") else self.record.result.get("reason", "")
             turn_steps.append({**common, "action": None, "note": note, "cells": {}, "elapsed": 0.0})
         # the end of the turn (an early end, a finished game) is the engine's word on it
         last = turn_steps[-1]
@@ -137,44 +141,68 @@ def replay_data(record: GameRecord) -> dict[str, Any]:
         last["status"] = _status(after)
         last["elapsed_turn"] = entry.get("elapsed", 0.0)
         turn_steps[0]["first_of_turn"] = True
-        steps.extend(turn_steps)
-        before = after.clone()
-    result = dict(record.result)
+        self.steps.extend(turn_steps)
+        self.before = after.clone()
+        return turn_steps
+
+    def data(self) -> dict[str, Any]:
+        """The replay as made so far (the record's result and logs as they stand)."""
+        record, cls, tc = self.record, self.cls, self.tc
+        result = dict(record.result)
+        logs = sorted(record.logs, key=lambda x: x["t"])
+        return {
+            "format": REPLAY_FORMAT,
+            "match_id": record.match_id,
+            "game": record.game,
+            "title": cls.title,
+            "options": record.options,
+            "seed": record.seed,
+            "time_control": tc.describe() if tc is not None else "",
+            "started_at": record.started_at,
+            "players": [
+                {
+                    "seat": seat,
+                    "name": str(bot.get("name", "")),
+                    "colour": str(bot.get("colour", cls.colours[seat])),
+                    "version": str(bot.get("version", "")),
+                }
+                for seat, bot in enumerate(record.bots)
+            ],
+            "opening_turns": len(record.opening),
+            "board": self.board,
+            "steps": self.steps,
+            "logs": [
+                {"seat": log["seat"], "t": log["t"], "message": str(log["message"])} for log in logs
+            ],
+            "logs_dropped": list(record.logs_dropped),
+            "result": {
+                "result": result.get("result"),
+                "winner": result.get("winner"),
+                "reason": result.get("reason"),
+                "detail": result.get("detail", ""),
+                "scores": result.get("scores"),
+            },
+        }
+
+
+def replay_data(record: GameRecord) -> dict[str, Any]:
+    """The replay of a record, step by step; RecordError if the record does not replay."""
+    states = record.replay_states()
+    _, state = next(states)
+    builder = ReplayBuilder(record, state)
+    logs = sorted(record.logs, key=lambda x: x["t"])
+    log_i = 0
+    for entry, after in states:
+        assert entry is not None
+        t_end = entry.get("t", float("inf"))
+        log_from = log_i
+        while log_i < len(logs) and logs[log_i]["t"] <= t_end:
+            log_i += 1
+        builder.add_turn(entry, after, [log_from, log_i])
+    steps = builder.steps
     if log_i < len(logs):
         steps[-1]["logs"] = [steps[-1]["logs"][0], len(logs)]
-    return {
-        "format": REPLAY_FORMAT,
-        "match_id": record.match_id,
-        "game": record.game,
-        "title": cls.title,
-        "options": record.options,
-        "seed": record.seed,
-        "time_control": tc.describe() if tc is not None else "",
-        "started_at": record.started_at,
-        "players": [
-            {
-                "seat": seat,
-                "name": str(bot.get("name", "")),
-                "colour": str(bot.get("colour", cls.colours[seat])),
-                "version": str(bot.get("version", "")),
-            }
-            for seat, bot in enumerate(record.bots)
-        ],
-        "opening_turns": len(record.opening),
-        "board": svg,
-        "steps": steps,
-        "logs": [
-            {"seat": log["seat"], "t": log["t"], "message": str(log["message"])} for log in logs
-        ],
-        "logs_dropped": list(record.logs_dropped),
-        "result": {
-            "result": result.get("result"),
-            "winner": result.get("winner"),
-            "reason": result.get("reason"),
-            "detail": result.get("detail", ""),
-            "scores": result.get("scores"),
-        },
-    }
+    return builder.data()
 
 
 def _changed(shown: dict[str, str], now: dict[str, str]) -> dict[str, str]:

@@ -195,18 +195,11 @@ async def submit(request: Request) -> Response:
 
 async def _archive_body(request: Request, cap: int) -> bytes:
     """The uploaded archive, read against the size cap (a 413 before it is all in memory)."""
-    declared = request.headers.get("content-length")
-    if declared and declared.isdigit() and int(declared) > cap + (1 << 16):
-        raise _too_large(cap)
+    check_declared_size(request, cap)
     ctype = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if ctype == "multipart/form-data":
-        async with request.form(max_files=1, max_fields=4, max_part_size=cap + 1) as form:
-            upload = form.get("archive")
-            if upload is None or isinstance(upload, str):
-                raise LeagueError(
-                    "the form needs a file field named 'archive'", status=422, field="archive"
-                )
-            data = await upload.read(cap + 1)
+        async with archive_form(request, cap) as form:
+            data = await archive_from_form(form, cap)
     elif ctype in ARCHIVE_TYPES:
         chunks, size = [], 0
         async for chunk in request.stream():
@@ -222,6 +215,32 @@ async def _archive_body(request: Request, cap: int) -> bytes:
             status=415,
             field="archive",
         )
+    return _checked(data, cap)
+
+
+def check_declared_size(request: Request, cap: int) -> None:
+    declared = request.headers.get("content-length")
+    if declared and declared.isdigit() and int(declared) > cap + (1 << 16):
+        raise _too_large(cap)
+
+
+def archive_form(request: Request, cap: int) -> Any:
+    """The multipart form of an upload (the API's and the submit page's), parsed with limits;
+    use as `async with`."""
+    return request.form(max_files=1, max_fields=4, max_part_size=cap + 1)
+
+
+async def archive_from_form(form: Any, cap: int) -> bytes:
+    """The form's `archive` file, against the size cap (413) and not empty (422)."""
+    upload = form.get("archive")
+    if upload is None or isinstance(upload, str):
+        raise LeagueError(
+            "the form needs a file field named 'archive'", status=422, field="archive"
+        )
+    return _checked(await upload.read(cap + 1), cap)
+
+
+def _checked(data: bytes, cap: int) -> bytes:
     if len(data) > cap:
         raise _too_large(cap)
     if not data:

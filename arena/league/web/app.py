@@ -24,6 +24,7 @@ from arena.league.service import League
 from arena.league.web.api import api_routes
 from arena.league.web.auth import auth_routes, current_user, session_middleware
 from arena.league.web.render import render, static_routes
+from arena.league.web.submit import submit_routes
 from arena.league.web.workers import worker_routes
 
 
@@ -71,6 +72,7 @@ def create_app(league: League, extra_routes: Sequence[BaseRoute] = ()) -> Starle
             *api_routes(),
             *auth_routes(),
             *worker_routes(),
+            *submit_routes(),
             *extra_routes,
             *static_routes(),
         ],

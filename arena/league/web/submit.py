@@ -1,0 +1,176 @@
+"""The submit page and a submission's status page, live while the version is validated.
+
+The form posts the same multipart upload as `POST /api/v1/bots` and goes through the same
+`League.submit`, so the archive checks, size caps, rate limit and bot-name ownership, and the
+words of their refusals, are the API's; a refusal comes back on the form. A session user and
+the CSRF token stand in for the API's bearer token.
+
+A submission's page (`/submissions/{version id}`) shows where the version stands: queued
+(waiting behind other validations), validating (its entrance games are being played), then
+active or rejected with the validation report. The status block is one template; the page
+renders it, and the event stream (`/submissions/{id}/events`) sends it again, rendered, each
+time it changes, so the script only swaps it in. Without JavaScript the page refreshes itself
+until the validation is over.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import trio
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from arena.league import store
+from arena.league.errors import LeagueError
+from arena.league.service import League
+from arena.league.web.api import archive_form, archive_from_form, check_declared_size
+from arena.league.web.auth import check_csrf, current_user, require_user
+from arena.league.web.render import environment, render
+from arena.league.web.sse import PING, Emit, EventStream
+
+#: what the pages call a version's state while and after it is validated
+FINAL = ("active", "rejected", "retired", "disabled")
+#: bytes of a refused oversized upload read and discarded before answering, so the browser
+#: sees the answer rather than a connection reset
+DRAIN_LIMIT = 64 << 20
+
+
+def _league(request: Request) -> League:
+    return request.app.state.league
+
+
+async def submit_page(request: Request) -> Response:
+    user = await require_user(request)
+    return _form(request, user)
+
+
+def _form(request: Request, user: Any, error: str | None = None, status: int = 200) -> Response:
+    sub = _league(request).settings.submissions
+    return render(
+        request,
+        "submit.html",
+        status=status,
+        title="Submit a bot",
+        error=error,
+        max_mb=sub.max_archive_mb,
+        per_hour=sub.per_hour,
+    )
+
+
+async def submit(request: Request) -> Response:
+    user = await require_user(request)
+    league = _league(request)
+    cap = league.settings.submissions.max_archive_mb << 20
+    try:
+        check_declared_size(request, cap)
+    except LeagueError as e:
+        await _drain(request)
+        return _form(request, user, str(e), e.status)
+    async with archive_form(request, cap) as form:
+        await check_csrf(request)
+        try:
+            data = await archive_from_form(form, cap)
+            out = await league.submit(user, data)
+        except LeagueError as e:
+            message = str(e)
+            if e.field == "archive" and e.status == 422:
+                message = "choose a bot archive (.tar.gz or .zip) to upload"
+            return _form(request, user, message, e.status)
+    return RedirectResponse(f"/submissions/{out['id']}", status_code=303)
+
+
+async def _drain(request: Request) -> None:
+    seen = 0
+    async for chunk in request.stream():
+        seen += len(chunk)
+        if seen > DRAIN_LIMIT:
+            break
+
+
+def _version_id(request: Request) -> int:
+    raw = request.path_params["version_id"]
+    if not raw.isdigit() or len(raw) > 18:
+        raise LeagueError("no such submission", status=404)
+    return int(raw)
+
+
+async def _status(league: League, version_id: int) -> dict[str, Any]:
+    """Everything the status block shows (404 for an unknown id)."""
+
+    def run(conn: Any) -> dict[str, Any]:
+        v = store.version(conn, version_id)
+        if v is None:
+            raise LeagueError("no such submission", status=404)
+        ahead = 0
+        if v.state == store.VersionState.VALIDATING:
+            waiting = store.versions_in_state(conn, store.VersionState.VALIDATING)
+            ahead = sum(1 for w in waiting if w.id < v.id)
+        return {"version": v, "ahead": ahead}
+
+    info = await league.read(run)
+    v = info["version"]
+    state = {"failed": "rejected"}.get(v.state, v.state)
+    if v.state == store.VersionState.VALIDATING:
+        state = "validating" if league.validations.current == v.id else "queued"
+    return {
+        "v": v,
+        "state": state,
+        "final": state in FINAL,
+        "ahead": info["ahead"],
+        "report": v.validation,
+        "variants": league.variants,
+    }
+
+
+def _fragment(status: dict[str, Any]) -> str:
+    return environment().get_template("_submission_status.html").render(**status)
+
+
+async def submission_page(request: Request) -> Response:
+    await current_user(request)
+    status = await _status(_league(request), _version_id(request))
+    v = status["v"]
+    return render(
+        request,
+        "submission.html",
+        title=f"{v.bot} v{v.number}",
+        **status,
+    )
+
+
+async def submission_events(request: Request) -> Response:
+    """The status block, rendered, now and after every change, until it is final."""
+    league = _league(request)
+    version_id = _version_id(request)
+    await _status(league, version_id)  # a 404 is a plain answer, not a stream
+
+    async def produce(emit: Emit) -> None:
+        sent = None
+        signal = league.validations.signal
+        while True:
+            seen = signal.generation
+            status = await _status(league, version_id)
+            html = _fragment(status)
+            if html != sent:
+                await emit("status", {"state": status["state"], "html": html})
+                sent = html
+            if status["final"]:
+                await emit("end", {"state": status["state"]})
+                return
+            # a validation ends between bumps only through `run_validations`, which bumps;
+            # the timeout re-reads anyway (an admin may disable the version meanwhile)
+            with trio.move_on_after(PING):
+                await signal.wait_past(seen)
+
+    return EventStream(produce)  # type: ignore[return-value]
+
+
+def submit_routes() -> list[Route]:
+    return [
+        Route("/submit", submit_page),
+        Route("/submit", submit, methods=["POST"]),
+        Route("/submissions/{version_id}", submission_page),
+        Route("/submissions/{version_id}/events", submission_events),
+    ]
