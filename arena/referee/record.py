@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterator
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
@@ -66,8 +66,12 @@ class GameRecord:
     final_position: dict[str, Any] | None = None
 
     # --- (de)serialisation ---------------------------------------------------------------------
-    def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+    def to_dict(self, copy: bool = True) -> dict[str, Any]:
+        """The record as plain data. `copy=False` shares the record's own lists and dicts
+        (for a caller that serialises it at once: a tournament worker sends every record)."""
+        if not copy:
+            return {f.name: getattr(self, f.name) for f in _FIELDS}
+        return {f.name: _plain_copy(getattr(self, f.name)) for f in _FIELDS}
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> GameRecord:
@@ -82,7 +86,7 @@ class GameRecord:
     def to_json(self, indent: int | None = None) -> str:
         """JSON text with times rounded to the microsecond (the referee keeps raw floats in
         memory: rounding every figure during the game would cost time on every turn)."""
-        return json.dumps(_rounded(self.to_dict()), indent=indent, ensure_ascii=False)
+        return json.dumps(_rounded(self.to_dict(copy=False)), indent=indent, ensure_ascii=False)
 
     def write(self, path: str | Path) -> None:
         Path(path).write_text(self.to_json(indent=1) + "\n", encoding="utf-8")
@@ -196,6 +200,22 @@ def _finish_turn(state: State) -> None:
 def _check_turn_complete(state: State, start_turn: int, turn: dict[str, Any]) -> None:
     if not state.is_terminal() and state.turn_number() == start_turn:
         raise RecordError(f"turn {turn['turn']}: the recorded actions do not complete the turn")
+
+
+_FIELDS = fields(GameRecord)
+
+
+def _plain_copy(value: Any) -> Any:
+    """A deep copy of JSON-like data (what a record holds): dataclasses.asdict's generic walk
+    and copy.deepcopy of every leaf cost milliseconds per record."""
+    t = type(value)
+    if t is dict:
+        return {k: _plain_copy(v) for k, v in value.items()}
+    if t is list:
+        return [_plain_copy(v) for v in value]
+    if t is tuple:
+        return tuple(_plain_copy(v) for v in value)
+    return value
 
 
 def _rounded(value: Any) -> Any:

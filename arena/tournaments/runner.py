@@ -144,7 +144,9 @@ class WorkerProcess:
         self.reader = LineReader(proc.stdout)
 
     @classmethod
-    async def start(cls, bots: list[dict[str, Any]], core: int | None) -> WorkerProcess:
+    async def start(
+        cls, bots: list[dict[str, Any]], core: int | None, games: tuple[str, ...] = ()
+    ) -> WorkerProcess:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, env.get("PYTHONPATH")) if p)
         proc = await trio.lowlevel.open_process(
@@ -159,7 +161,7 @@ class WorkerProcess:
             with contextlib.suppress(OSError, AttributeError):
                 os.sched_setaffinity(proc.pid, {core})
         try:
-            reply = await worker.request({"type": "init", "bots": bots})
+            reply = await worker.request({"type": "init", "bots": bots, "games": list(games)})
         except BaseException:
             with trio.CancelScope(shield=True):
                 await worker.close()
@@ -223,6 +225,7 @@ class _Run:
         self.progress = progress
         self.void_counts = void_counts
         self.games = {g.label: g for g in config.games}
+        self.game_names = tuple(dict.fromkeys(g.name for g in config.games))
         self.openings: dict[tuple[int, str, int], tuple[tuple[str, ...], ...]] = {}
         self.faults = arena_faults()
         self.play_match = play_match
@@ -273,6 +276,7 @@ class _Run:
     ) -> None:
         slot = _Slot(self, core)
         try:
+            await slot.prepare()
             async for sg in games:
                 await self.play(sg, slot)
         finally:
@@ -380,13 +384,26 @@ class _Slot:
         self.core = core
         self.process: WorkerProcess | None = None
 
+    async def prepare(self) -> None:
+        """Start the worker process before the first game is dispatched: its interpreter and
+        imports (a few hundred milliseconds) are the run's start-up, not the first game's
+        cost. A failure here is left for the first game's attempt, which reports or voids it
+        as usual."""
+        if self.run.play_match is None and self.process is None:
+            with contextlib.suppress(WorkerDied, ArenaError):
+                self.process = await WorkerProcess.start(
+                    self.run.bots_payload, self.core, self.run.game_names
+                )
+
     async def play(self, game_id: str, payload: dict[str, Any]) -> dict[str, Any]:
         """The reply for one attempt: record, void or error (as the worker protocol has it)."""
         if self.run.play_match is not None:
             return await self._play_inline(game_id, payload)
         try:
             if self.process is None:
-                self.process = await WorkerProcess.start(self.run.bots_payload, self.core)
+                self.process = await WorkerProcess.start(
+                    self.run.bots_payload, self.core, self.run.game_names
+                )
             return await self.process.request(
                 {"type": "play", "game_id": game_id, "match": payload}
             )

@@ -6,7 +6,9 @@ interpreter and one event loop, so two concurrent games interfere; one worker pr
 concurrent game lets the operating system spread the referees over the cores.
 
 Protocol with the runner, JSON Lines over the worker's stdin/stdout:
-- runner -> worker: `{"type": "init", "bots": [BotEntry.to_dict(), ...]}` once, then
+- runner -> worker: `{"type": "init", "bots": [BotEntry.to_dict(), ...], "games": [name, ...]}`
+  once (`games` optional: the worker imports their engines, the referee and the process
+  sandbox before it answers, so that this start-up is not charged to the first game), then
   `{"type": "play", "game_id", "match": {...}}` (the MatchConfig fields, bots by index). A
   `play` may carry its own `"bots"` list (the league: different bots every game), each entry
   optionally with `"build": false` (built already, at submission, in the build sandbox: never
@@ -80,6 +82,18 @@ def resolve_bot(entry: dict[str, Any]) -> Any:
     return dataclasses.replace(spec, **changes) if changes else spec
 
 
+def warm_up(games: Any) -> None:
+    """Import what a game needs (the referee, the process sandbox, the games' engines) now,
+    at the worker's start, rather than during its first game."""
+    import arena.referee.match
+    import arena.sandbox.process  # noqa: F401
+    from arena.games import GAME_NAMES, game_class
+
+    for name in games:
+        if name in GAME_NAMES:
+            game_class(name)
+
+
 def load_specs(bots: list[dict[str, Any]]) -> list[Any]:
     return [resolve_bot(b) for b in bots]
 
@@ -135,7 +149,12 @@ async def play_one(
         traceback.print_exc(file=sys.stderr)
         reason = f"internal error {type(e).__name__}: {e}"
         return {"type": "void", "game_id": gid, "reason": reason}
-    data = record.to_dict() if hasattr(record, "to_dict") else dict(record)
+    from arena.referee.record import GameRecord
+
+    if isinstance(record, GameRecord):
+        data = record.to_dict(copy=False)  # encoded at once: no copy needed
+    else:
+        data = record.to_dict() if hasattr(record, "to_dict") else dict(record)
     return {"type": "record", "game_id": gid, "record": data}
 
 
@@ -179,6 +198,7 @@ async def _serve(
             if msg["type"] == "init":
                 try:
                     specs = load_specs(msg["bots"])
+                    warm_up(msg.get("games", ()))
                     reply = {"type": "ready"}
                 except ArenaError as e:
                     reply = {"type": "error", "game_id": None, "user": True, "message": str(e)}
