@@ -97,11 +97,16 @@ _LIVE_JOBS = sa.text(
 
 
 def orphans(conn: Connection) -> list[int]:
-    """Games queued or running with no job waiting or in progress for them."""
+    """Games queued or running with no job waiting or in progress for them (challenges,
+    which the server plays itself, never have one)."""
     live = {gid for (gid,) in conn.execute(_LIVE_JOBS, {"task": TASK})}
     rows = conn.execute(
         sa.select(store.games.c.id)
-        .where(store.games.c.state.in_([store.GameState.QUEUED, store.GameState.RUNNING]))
+        .where(
+            store.games.c.state.in_([store.GameState.QUEUED, store.GameState.RUNNING]),
+            # a person's game is played by the server itself, never by a job
+            store.games.c.kind != store.GameKind.CHALLENGE,
+        )
         .order_by(store.games.c.id)
     )
     return [gid for (gid,) in rows if gid not in live]

@@ -113,6 +113,10 @@ class League:
         #: games in flight on this server, turn by turn, and validations as they run (pages)
         self.live = LiveGames()
         self.validations = Validations()
+        from arena.league.challenges import Challenges
+
+        #: the games people play against bots in their browsers (the /play pages)
+        self.challenges = Challenges(self)
 
     # --- plumbing -----------------------------------------------------------------------------
 

@@ -8,6 +8,7 @@ be moved. The sandbox limits here are a ceiling: a manifest may ask for less, ne
 
 from __future__ import annotations
 
+import dataclasses
 import os
 import tomllib
 from collections.abc import Mapping
@@ -45,9 +46,11 @@ _TOP_KEYS = (
     "matchmaking",
     "ratings",
     "submissions",
+    "play",
 )
 _MATCHMAKING_KEYS = ("placement_games", "window", "wide_window_chance")
 _RATINGS_KEYS = ("official_every",)
+_PLAY_KEYS = ("clock", "max_base", "max_increment", "max_games", "disconnect_grace")
 _SUBMISSION_KEYS = (
     "max_archive_mb",
     "max_unpacked_mb",
@@ -116,6 +119,18 @@ max_members = 2000
 per_hour = 20
 # the clock of the validation games against the bundled random bot
 validation_time_control = "5+0.05"
+
+[play]
+# a person against a bot in the browser (the /play page): the person's clock. The bot keeps the
+# league's time_control; the person picks BASE+INCREMENT in the form, this one by default...
+clock = "300+5"
+# ...and at most this long (seconds)
+max_base = 1800
+max_increment = 60
+# games against people in play at once on this server (their bots run here)
+max_games = 4
+# seconds a game waits, on the person's turn, for a browser that lost its connection
+disconnect_grace = 60
 """
 
 
@@ -133,6 +148,18 @@ class Submissions:
     max_members: int = 2000
     per_hour: int = 20
     validation_time_control: TimeControl = field(default_factory=lambda: _DEFAULT_TC)
+
+
+@dataclass(frozen=True)
+class Play:
+    """Games of a person against a bot (arena/league/challenges.py): the person's clock and
+    its bounds, how many such games at once, how long a lost connection is waited for."""
+
+    clock: TimeControl = field(default_factory=lambda: TimeControl(base=300.0, increment=5.0))
+    max_base: float = 1800.0
+    max_increment: float = 60.0
+    max_games: int = 4
+    disconnect_grace: float = 60.0
 
 
 @dataclass(frozen=True)
@@ -154,6 +181,7 @@ class LeagueSettings:
     matchmaking: Matchmaking = field(default_factory=Matchmaking)
     official_every: float = 300.0
     submissions: Submissions = field(default_factory=Submissions)
+    play: Play = field(default_factory=Play)
 
     @property
     def database_url(self) -> str:
@@ -239,6 +267,7 @@ def settings_from_dict(
         matchmaking=_matchmaking(c, _sub(c, data, "matchmaking", _MATCHMAKING_KEYS)),
         official_every=official,
         submissions=_submissions(c, _sub(c, data, "submissions", _SUBMISSION_KEYS)),
+        play=_play(c, _sub(c, data, "play", _PLAY_KEYS)),
     )
 
 
@@ -292,6 +321,40 @@ def _submissions(c: _Checker, t: Mapping[str, Any]) -> Submissions:
             else _time_control(_Checker(f"{c.where}: [submissions]"), tc)
         ),
     )
+
+
+def _play(c: _Checker, t: Mapping[str, Any]) -> Play:
+    d = Play()
+    play = Play(
+        max_base=c.number("play.max_base", t.get("max_base", d.max_base), positive=True),
+        max_increment=c.number("play.max_increment", t.get("max_increment", d.max_increment)),
+        max_games=c.integer("play.max_games", t.get("max_games", d.max_games), lo=0),
+        disconnect_grace=c.number(
+            "play.disconnect_grace", t.get("disconnect_grace", d.disconnect_grace), positive=True
+        ),
+    )
+    tc = t.get("clock")
+    if tc is not None:
+        tc = _time_control(_Checker(f"{c.where}: [play]"), tc, "clock")
+        problem = play_clock_problem(play, tc)
+        if problem:
+            raise c.fail("play.clock", problem)
+        play = dataclasses.replace(play, clock=tc)
+    return play
+
+
+def play_clock_problem(play: Play, tc: TimeControl) -> str | None:
+    """Why a person may not play with this clock in this league, or None."""
+    if tc.base is None:
+        return "a person's clock needs a base time (BASE+INCREMENT)"
+    if tc.base > play.max_base:
+        return f"base {tc.base:g} s is longer than this league allows ({play.max_base:g} s)"
+    if tc.increment > play.max_increment:
+        return (
+            f"increment {tc.increment:g} s is longer than this league allows "
+            f"({play.max_increment:g} s)"
+        )
+    return None
 
 
 def write_default(directory: Path, name: str) -> Path:

@@ -84,12 +84,17 @@ class VersionState(StrEnum):
     FAILED = "failed"
     RETIRED = "retired"
     DISABLED = "disabled"
+    #: the seat of a person (`human_version`): never validated, rated or matched
+    HUMAN = "human"
 
 
 class GameKind(StrEnum):
     RATED = "rated"
     UNRATED = "unrated"
     TOURNAMENT = "tournament"
+    #: a person against a bot (arena/league/challenges.py): played by the server itself, never
+    #: queued, rated or replayed; a challenge the platform voids has failed for good
+    CHALLENGE = "challenge"
 
 
 metadata = MetaData()
@@ -433,6 +438,76 @@ _VERSION_COLUMNS = (
     bots.c.name.label("bot"),
     bots.c.owner_id,
 )
+
+
+#: the names of people's seats (`human_version`); bot names cannot start with it
+HUMAN_PREFIX = "@"
+
+
+def human_version(conn: Connection, user: User) -> int:
+    """The version row that stands for a person in the games they play against bots.
+
+    The games and seats tables hold versions, so a person gets a bot of their own, named
+    "@" + their name (a character no bot name may use), with one version in state `human`:
+    their games then list, link and filter like any other, while the state keeps the seat out
+    of validation, matchmaking, ratings and the leaderboard, and the prefix out of the bot list.
+    """
+    name = HUMAN_PREFIX + user.name if len(user.name) < 64 else f"{HUMAN_PREFIX}user-{user.id}"
+    bot = bot_by_name(conn, name)
+    if bot is None:
+        bot_id = conn.execute(
+            bots.insert().values(name=name, owner_id=user.id, disabled=False, created_at=now_iso())
+        ).inserted_primary_key[0]
+    else:
+        bot_id = bot.id
+    vid = conn.execute(
+        sa.select(versions.c.id).where(
+            versions.c.bot_id == bot_id, versions.c.state == VersionState.HUMAN
+        )
+    ).scalar()
+    if vid is not None:
+        return int(vid)
+    number = 1 + (
+        conn.execute(
+            sa.select(sa.func.max(versions.c.number)).where(versions.c.bot_id == bot_id)
+        ).scalar()
+        or 0
+    )
+    manifest = {"name": name, "league_name": name, "kind": "human", "author": user.name}
+    return int(
+        conn.execute(
+            versions.insert().values(
+                bot_id=bot_id,
+                number=number,
+                state=VersionState.HUMAN,
+                archive_sha256="",
+                path="",
+                manifest=json.dumps(manifest, sort_keys=True),
+                created_at=now_iso(),
+            )
+        ).inserted_primary_key[0]
+    )
+
+
+def active_bots(conn: Connection) -> list[dict[str, Any]]:
+    """The bots a person can challenge: each enabled bot's active version, by name."""
+    rows = conn.execute(
+        sa.select(bots.c.name, versions.c.number, versions.c.id)
+        .join(versions, versions.c.bot_id == bots.c.id)
+        .where(versions.c.state == VersionState.ACTIVE, bots.c.disabled.is_(False))
+        .order_by(bots.c.name)
+    )
+    return [{"bot": r.name, "version": r.number, "version_id": r.id} for r in rows]
+
+
+def fail_challenges(conn: Connection, reason: str) -> int:
+    """Challenges left running by a server that stopped: failed (the person is gone)."""
+    rows = conn.execute(
+        sa.select(games.c.id, games.c.attempt).where(
+            games.c.state == GameState.RUNNING, games.c.kind == GameKind.CHALLENGE
+        )
+    ).all()
+    return sum(void_attempt(conn, g, a, VoidKind.SERVER_STOPPED, reason, 1) for g, a in rows)
 
 
 def bot_by_name(conn: Connection, name: str) -> Any | None:
@@ -855,6 +930,8 @@ def void_attempt(
     """A platform fault voided this attempt: log it, requeue the game (or fail it after
     `max_attempts`; a server stop never counts). False if the attempt is stale."""
     fails = attempt >= max_attempts and kind != VoidKind.SERVER_STOPPED
+    game_kind = conn.execute(sa.select(games.c.kind).where(games.c.id == game_id)).scalar()
+    fails = fails or game_kind == GameKind.CHALLENGE  # the person is gone: nothing to replay
     state = GameState.FAILED if fails else GameState.QUEUED
     done = conn.execute(
         games.update()
@@ -1043,6 +1120,7 @@ def list_bots(conn: Connection, *, limit: int, offset: int) -> list[dict[str, An
         sa.select(bots, users.c.name.label("owner"), latest.c.latest)
         .join(users, users.c.id == bots.c.owner_id)
         .outerjoin(latest, latest.c.bot_id == bots.c.id)
+        .where(~bots.c.name.startswith(HUMAN_PREFIX))
         .order_by(bots.c.name)
         .limit(limit)
         .offset(offset)

@@ -57,6 +57,11 @@ class HumanIO(ABC):
         """The next line the person entered, without its newline; None when input is closed
         (the seat resigns). Cancelled when the clock runs out."""
 
+    def closed_reason(self) -> str:
+        """Why input closed, for the record of the resignation `read_line` returning None
+        causes (a browser may have gone away rather than been closed)."""
+        return "input closed"
+
 
 class HumanSeat(Seat):
     """The seat of a person behind a `HumanIO`."""
@@ -116,7 +121,7 @@ class HumanSeat(Seat):
             )
             line = await self.io.read_line()
             if line is None:
-                return {"type": "resign", "reason": "input closed"}
+                return {"type": "resign", "reason": self.io.closed_reason()}
             text = line.strip()
             word = text.lower()
             if word in RESIGN_WORDS or word.startswith("resign "):

@@ -10,7 +10,8 @@ endpoint is a bug: a 500 with a generic body, the traceback in the server's log.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
 from urllib.parse import quote
 
 from starlette.applications import Starlette
@@ -23,6 +24,7 @@ from arena.league.errors import LeagueError
 from arena.league.service import League
 from arena.league.web.api import api_routes
 from arena.league.web.auth import auth_routes, current_user, session_middleware
+from arena.league.web.play import play_routes
 from arena.league.web.render import render, static_routes
 from arena.league.web.submit import submit_routes
 from arena.league.web.workers import worker_routes
@@ -66,6 +68,13 @@ async def _server_error(request: Request, exc: Exception) -> JSONResponse:
     return JSONResponse(error_body(500, "internal error (see the server log)"), 500)
 
 
+@asynccontextmanager
+async def _lifespan(app: Starlette) -> AsyncIterator[None]:
+    """The server's run: the games people play against bots live here (challenges.py)."""
+    async with app.state.league.challenges.running():
+        yield
+
+
 def create_app(league: League, extra_routes: Sequence[BaseRoute] = ()) -> Starlette:
     app = Starlette(
         routes=[
@@ -73,10 +82,12 @@ def create_app(league: League, extra_routes: Sequence[BaseRoute] = ()) -> Starle
             *auth_routes(),
             *worker_routes(),
             *submit_routes(),
+            *play_routes(),
             *extra_routes,
             *static_routes(),
         ],
         middleware=[session_middleware(league)],
+        lifespan=_lifespan,
         exception_handlers={
             LeagueError: _league_error,
             HTTPException: _http_error,

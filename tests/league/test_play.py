@@ -1,0 +1,253 @@
+"""A person against a bot in the browser's seat (arena/league/challenges.py, web/play.py), without
+a browser: the `BrowserIO` seat driven directly in trio and through the real websocket route
+(Starlette's TestClient on trio), against the real bots/random-py under the league's sandbox.
+
+What is pinned: the person's lines reach the real referee (illegal ones explained in the game's
+words and asked again, multi-action turns collected), both clocks are the referee's (the bot on
+the league's, the person on theirs), a game ends whatever the connection does (a browser that
+never comes back resigns after the grace period, a server that stops fails the game with its
+reason), the bot's process is reaped every time, and the game is recorded as an unrated
+`challenge` that no rating or leaderboard sees.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+from typing import Any
+
+import pytest
+import sqlalchemy as sa
+import trio
+from starlette.testclient import TestClient
+from starlette.websockets import WebSocketDisconnect
+from support import BOTS
+
+from arena.league import migrations, store
+from arena.league.errors import LeagueError
+from arena.league.service import League
+from arena.league.settings import settings_from_dict
+from arena.league.web.app import create_app
+
+#: Papagra on a 3x3 board: two actions a turn, and over within a few turns
+MINI = {"name": "papagra", "label": "mini", "options": {"board": "square 3", "max_turns": 4}}
+
+
+def make(tmp_path: Path, **play: Any) -> League:
+    url = f"sqlite:///{tmp_path / 'league.sqlite'}"
+    engine = sa.create_engine(url)
+    migrations.upgrade(engine)
+    engine.dispose()
+    settings = settings_from_dict(
+        {
+            "database": url,
+            "games": [MINI, "stripes"],
+            "isolation": "process",
+            "play": {"clock": "60+1", **play},
+        },
+        root=tmp_path,
+    )
+    league = League(settings, store.Database(url))
+    league.add_user("alice")
+    league.add_house_bot("alice", BOTS / "random-py")
+    return league
+
+
+@pytest.fixture
+def league(tmp_path):
+    league = make(tmp_path)
+    yield league
+    league.db.dispose()
+
+
+def user(league: League, name: str = "alice") -> store.User:
+    found = league.read_sync(store.user_by_name, name)
+    assert found is not None
+    return found
+
+
+def game_row(league: League, game_id: int) -> Any:
+    with league.db.read() as conn:
+        return conn.execute(sa.select(store.games).where(store.games.c.id == game_id)).one()
+
+
+async def play_first_legal(io, first_lines: list[str] = ()) -> list[dict[str, Any]]:
+    """A person who types `first_lines`, then plays the first legal action at every prompt;
+    every view the page would have received."""
+    script = list(first_lines)
+    seen = []
+    with io.connected():
+        async for view in io.views():
+            seen.append(view)
+            if view["asking"]:
+                io.submit(script.pop(0) if script else view["legal"][0], view["ask"])
+    return seen
+
+
+async def test_a_person_plays_a_whole_multi_action_game_recorded_unrated(league):
+    async with league.challenges.running():
+        ch = await league.challenges.start(user(league), "mini", "random-py", "first", "60+1")
+        views = await play_first_legal(ch.io, ["zz9"])
+        await ch.done.wait()
+    final = views[-1]
+    assert final["final"] and final["recorded"] and final["result"]["reason"] == "max_turns"
+    # the typo was explained with the engine's words, and the same prompt came back
+    rejected = [v for v in views if v["error"] and v["message"].startswith("zz9: ")]
+    assert rejected and rejected[0]["asking"]
+    # black's turns have two actions, collected one click at a time
+    assert any(len(m["actions"]) == 2 for m in final["moves"] if m["seat"] == 0)
+    row = game_row(league, ch.game_id)
+    assert row.kind == "challenge" and row.state == "finished" and row.rated is False
+    record = await league.record(ch.game_id)
+    assert record["bots"][0]["kind"] == "human" and record["bots"][0]["name"] == "@alice"
+    assert record["bots"][0]["time_control"]["base"] == 60.0  # the person's own clock
+    assert record["time_control"] == league.settings.time_control.to_dict()  # the bot's
+    assert record["exits"][1]["returncode"] is not None or record["exits"][1]["signal"]
+    # no rating moved, the leaderboard does not list the person, the bot list neither
+    board = await league.leaderboard("mini", limit=10, offset=0)
+    assert [(r["bot"], r["games"]) for r in board] == [("random-py", 0)]
+    assert [b["name"] for b in await league.bots(limit=10, offset=0)] == ["random-py"]
+
+
+async def test_a_browser_that_never_comes_back_resigns_after_the_grace(tmp_path):
+    league = make(tmp_path, disconnect_grace=0.5)
+    try:
+        async with league.challenges.running():
+            alice = user(league)
+            ch = await league.challenges.start(alice, "stripes", "random-py", "first", "60+1")
+            with trio.fail_after(60):
+                await ch.done.wait()
+        record = await league.record(ch.game_id)
+        assert record["result"]["reason"] == "resign" and record["result"]["winner"] == 1
+        assert record["result"]["detail"].endswith("resigned: the browser disconnected")
+        assert record["exits"][1] is not None
+    finally:
+        league.db.dispose()
+
+
+async def test_a_server_that_stops_fails_the_game_and_reaps_the_bot(league):
+    async with league.challenges.running():
+        ch = await league.challenges.start(user(league), "stripes", "random-py", "second", "60+1")
+        with ch.io.connected():
+            async for view in ch.io.views():
+                if view["asking"]:
+                    break  # the bot has moved: its process is up; now the server stops
+    assert ch.done.is_set()
+    row = game_row(league, ch.game_id)
+    assert row.state == "failed" and "the server stopped" in row.detail
+    assert ch.io.view()["final"] and "the server stopped" in ch.io.view()["message"]
+
+
+async def test_choices_are_checked_and_one_game_per_person(league):
+    alice = user(league)
+    async with league.challenges.running():
+        for args, field in (
+            (("nope", "random-py", "first", "60+1"), "variant"),
+            (("mini", "nobody", "first", "60+1"), "bot"),
+            (("mini", "random-py", "middle", "60+1"), "seat"),
+            (("mini", "random-py", "first", "5000+1"), "clock"),
+            (("mini", "random-py", "first", "soon"), "clock"),
+        ):
+            with pytest.raises(LeagueError) as e:
+                await league.challenges.start(alice, *args)
+            assert e.value.field == field
+        ch = await league.challenges.start(alice, "mini", "random-py", "first", "60+1")
+        with pytest.raises(LeagueError, match=f"playing game {ch.game_id}") as e:
+            await league.challenges.start(alice, "mini", "random-py", "first", "60+1")
+        assert e.value.status == 409
+        ch.io.submit("resign", None)
+        await ch.done.wait()
+    assert game_row(league, ch.game_id).reason == "resign"
+
+
+# --- through the websocket route ------------------------------------------------------------
+
+
+def csrf_of(html: str) -> str:
+    return re.search(r'name="csrf" value="([^"]+)"', html).group(1)
+
+
+def login(client: TestClient, token: str) -> None:
+    csrf = csrf_of(client.get("/login").text)
+    client.post("/login", data={"csrf": csrf, "token": token, "next": "/"})
+
+
+@pytest.fixture
+def site(tmp_path):
+    league = make(tmp_path)
+    _bob, token = league.add_user("bob")
+    with TestClient(create_app(league), base_url="http://league.test", backend="trio") as client:
+        login(client, token)
+        yield client, league
+    league.db.dispose()
+
+
+def test_the_form_starts_a_game_played_over_the_websocket(site):
+    client, _ = site
+    form = client.get("/play")
+    assert form.status_code == 200 and 'value="random-py"' in form.text
+    bad = client.post(
+        "/play",
+        data={"csrf": csrf_of(form.text), "variant": "mini", "bot": "random-py",
+              "seat": "second", "clock": "99999+1"},
+    )  # fmt: skip
+    assert bad.status_code == 422 and "longer than this league allows" in bad.text
+    start = client.post(
+        "/play",
+        data={"csrf": csrf_of(form.text), "variant": "mini", "bot": "random-py",
+              "seat": "second", "clock": "120+2"},
+        follow_redirects=False,
+    )  # fmt: skip
+    assert start.status_code == 303
+    game_id = int(start.headers["location"].rsplit("/", 1)[1])
+    page = client.get(f"/play/{game_id}")
+    assert page.status_code == 200 and 'src="/static/play.js"' in page.text
+    views = []
+    with client.websocket_connect(f"ws://league.test/play/{game_id}/ws") as ws:
+        ws.send_text("not json")  # ignored, like anything that is not a line
+        while True:
+            try:
+                view = ws.receive_json()
+            except Exception:  # closed by the server after the final view
+                break
+            views.append(view)
+            if view["asking"]:
+                ws.send_text(json.dumps({"line": view["legal"][-1], "ask": view["ask"]}))
+            if view["final"]:
+                break
+    assert views[-1]["recorded"] and views[-1]["you"] == 1
+    assert views[-1]["players"][1]["clock"] == "120+2"
+    detail = client.get(f"/api/v1/games/{game_id}").json()
+    assert detail["kind"] == "challenge" and detail["rated"] is False
+    assert detail["seats"][1]["bot"] == "@bob" and detail["state"] == "finished"
+    # the finished game's board page now leads to its game page
+    gone = client.get(f"/play/{game_id}", follow_redirects=False)
+    assert gone.status_code in (200, 303)
+
+
+def test_only_the_player_may_open_the_socket(site):
+    client, _ = site
+    form = client.get("/play")
+    start = client.post(
+        "/play",
+        data={"csrf": csrf_of(form.text), "variant": "stripes", "bot": "random-py",
+              "seat": "first", "clock": "60+1"},
+        follow_redirects=False,
+    )  # fmt: skip
+    game_id = int(start.headers["location"].rsplit("/", 1)[1])
+    url = f"ws://league.test/play/{game_id}/ws"
+    evil = {"Origin": "http://evil.example"}
+    with pytest.raises(WebSocketDisconnect), client.websocket_connect(url, headers=evil) as ws:
+        ws.receive_json()
+    stranger = TestClient(client.app, base_url="http://league.test", backend="trio")
+    with stranger, pytest.raises(WebSocketDisconnect), stranger.websocket_connect(url) as ws:
+        ws.receive_json()
+    with client.websocket_connect(f"ws://league.test/play/{game_id}/ws") as ws:
+        view = ws.receive_json()
+        while not view["asking"]:
+            view = ws.receive_json()
+        ws.send_text(json.dumps({"line": "resign", "ask": view["ask"]}))
+        while not view["final"]:
+            view = ws.receive_json()
+    assert view["result"]["reason"] == "resign" and view["result"]["you"] == "loss"
