@@ -56,7 +56,8 @@ async def serve(
     try:
         await trio.to_thread.run_sync(check_current, db.engine)
         league = League(settings, db)
-        executor = executor or InProcessExecutor(settings.concurrency)
+        executor = executor or InProcessExecutor(settings.concurrency, live=league.live)
+        league.live.local = executor.plays_here
         if executor.plays_here:
             await trio.to_thread.run_sync(_recover, league)
         scheduler = Scheduler(db, settings)

@@ -171,11 +171,26 @@ class WorkerProcess:
             raise ArenaError(reply["message"])
         return worker
 
-    async def request(self, msg: dict[str, Any]) -> dict[str, Any]:
+    async def request(
+        self, msg: dict[str, Any], on_turn: Callable[[dict[str, Any]], None] | None = None
+    ) -> dict[str, Any]:
+        """Send a request and wait for its reply; `turn` messages before the reply (a `play`
+        with `"progress": true`) go to `on_turn`, which must not block."""
         from arena.tournaments.worker import encode
 
         try:
             await self.proc.stdin.send_all(encode(msg))  # type: ignore[union-attr]
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as e:
+            raise WorkerDied(f"referee worker pipe failed: {e}") from None
+        while True:
+            reply = await self._read_reply()
+            if reply.get("type") != "turn":
+                return reply
+            if on_turn is not None:
+                on_turn(reply)
+
+    async def _read_reply(self) -> dict[str, Any]:
+        try:
             line = await self.reader.readline()
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as e:
             raise WorkerDied(f"referee worker pipe failed: {e}") from None
@@ -184,9 +199,12 @@ class WorkerProcess:
                 await self.proc.wait()
             raise WorkerDied(f"referee worker process ended (exit status {self.proc.returncode})")
         try:
-            return json.loads(line)
+            reply = json.loads(line)
         except ValueError:
             raise WorkerDied(f"referee worker sent garbage: {line[:200]!r}") from None
+        if not isinstance(reply, dict):
+            raise WorkerDied(f"referee worker sent garbage: {line[:200]!r}")
+        return reply
 
     async def close(self) -> None:
         """Close the pipe (the worker abandons its game, kills its bots, exits), then reap."""

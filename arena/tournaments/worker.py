@@ -14,6 +14,8 @@ Protocol with the runner, JSON Lines over the worker's stdin/stdout:
   optionally with `"build": false` (built already, at submission, in the build sandbox: never
   build at play time).
 - worker -> runner: `{"type": "record", "game_id", "record": {...}}` for a finished game,
+  preceded, when the `play` asked for `"progress": true` (the league's live pages), by one
+  `{"type": "turn", "game_id", "entry": {...}}` per completed turn (the record's turn entry);
   `{"type": "void", "game_id", "reason"}` when the arena failed (the game is replayed),
   `{"type": "error", "game_id", "user": bool, "message"}` for a user error such as a bad
   manifest (stops the run); an unexpected exception in the referee voids the game like a
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import math
 import os
 import sys
 import traceback
@@ -129,16 +132,19 @@ async def play_one(
     msg: dict[str, Any],
     play_match: Callable[..., Any] | None = None,
     sessions: Any = None,
+    observer: Callable[[Any], None] | None = None,
 ) -> dict[str, Any]:
-    """Play one game; the reply message for the runner (the same in a worker and inline)."""
+    """Play one game; the reply message for the runner (the same in a worker and inline).
+    `observer` is the referee's: it sees every completed turn (a TurnEvent)."""
     from arena.tournaments.runner import arena_faults
 
     if play_match is None:
         from arena.referee import play_match
 
     gid = msg["game_id"]
+    extra = {} if observer is None else {"observer": observer}
     try:
-        record = await play_match(match_config(specs, msg["match"], sessions))
+        record = await play_match(match_config(specs, msg["match"], sessions), **extra)
     except arena_faults() as e:
         return {"type": "void", "game_id": gid, "reason": f"{type(e).__name__}: {e}"}
     except ArenaError as e:
@@ -213,7 +219,8 @@ async def _serve(
                         "message": str(e),
                     }
                 else:
-                    reply = await play_one(game_specs, msg, sessions=sessions)
+                    play = _play_reporting if msg.get("progress") else _play_quietly
+                    reply = await play(game_specs, msg, stdout, sessions)
             elif msg["type"] == "play":
                 reply = await play_one(specs, msg, sessions=sessions)
             else:
@@ -224,6 +231,39 @@ async def _serve(
                     "message": f"unknown request {msg.get('type')!r}",
                 }
             await stdout.send_all(encode(reply))
+
+
+async def _play_quietly(
+    specs: list[Any], msg: dict[str, Any], stdout: Any, sessions: Any
+) -> dict[str, Any]:
+    return await play_one(specs, msg, sessions=sessions)
+
+
+async def _play_reporting(
+    specs: list[Any], msg: dict[str, Any], stdout: Any, sessions: Any
+) -> dict[str, Any]:
+    """`play_one`, with a `turn` message to the runner after every completed turn.
+
+    The referee's observer is synchronous and must not wait: it encodes the turn and leaves it
+    in a channel, which a task of its own writes to the pipe, so a turn costs the game only
+    its encoding. The channel holds at most one game's turns, and the runner reads its pipe
+    all the time; all of it is written before the game's reply."""
+    gid = msg["game_id"]
+    send, receive = trio.open_memory_channel[bytes](math.inf)
+
+    def observer(event: Any) -> None:
+        send.send_nowait(encode({"type": "turn", "game_id": gid, "entry": event.entry}))
+
+    async def pump() -> None:
+        async with receive:
+            async for line in receive:
+                await stdout.send_all(line)
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(pump)
+        with send:
+            reply = await play_one(specs, msg, sessions=sessions, observer=observer)
+    return reply
 
 
 if __name__ == "__main__":

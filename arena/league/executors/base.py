@@ -37,6 +37,8 @@ class GameJob:
     attempt: int
     match: dict[str, Any]
     bots: tuple[dict[str, Any], dict[str, Any]]
+    #: the league's label of the game's variant (for the pages)
+    variant: str = ""
 
     def worker_request(self) -> dict[str, Any]:
         return {
@@ -120,4 +122,4 @@ def job_from_claim(claim: Claim, settings: LeagueSettings) -> GameJob:
         # the league's limits are the ceiling of every manifest (Limits.capped_by, referee)
         "limits": dataclasses.asdict(settings.limits),
     }
-    return GameJob(claim.game_id, claim.attempt, match, (bots[0], bots[1]))
+    return GameJob(claim.game_id, claim.attempt, match, (bots[0], bots[1]), claim.variant)

@@ -5,6 +5,11 @@ each concurrent game runs in a process of its own, so games use every core, and 
 dies voids its game (`worker_lost`) and is replaced for the next one. A void reply from the
 worker is the platform's fault too; an error reply (a bot directory that no longer loads) is
 treated the same way, since the version passed validation when it was submitted.
+
+Given the league's `LiveGames` (arena/league/live.py), each slot asks its worker for a `turn`
+message after every turn and hands it over as it arrives, for the pages' live view; a game is
+taken off the live list once its outcome is recorded, so a page that then reloads finds the
+record.
 """
 
 from __future__ import annotations
@@ -12,13 +17,15 @@ from __future__ import annotations
 import trio
 
 from arena.league.executors.base import Executor, GameJob, JobSource, Outcome
+from arena.league.live import LiveGames
 from arena.league.store import VoidKind
 from arena.tournaments.runner import WorkerDied, WorkerProcess
 
 
 class InProcessExecutor(Executor):
-    def __init__(self, slots: int) -> None:
+    def __init__(self, slots: int, live: LiveGames | None = None) -> None:
         self.slots = slots
+        self.live = live
 
     async def run(
         self, source: JobSource, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED
@@ -36,7 +43,7 @@ class InProcessExecutor(Executor):
                 try:
                     if worker is None:
                         worker = await WorkerProcess.start([], None)
-                    reply = await worker.request(job.worker_request())
+                    reply = await self._play(worker, job)
                 except WorkerDied as e:
                     if worker is not None:
                         await worker.close()
@@ -46,10 +53,27 @@ class InProcessExecutor(Executor):
                     outcome = _outcome(job, reply)
                 with trio.CancelScope(shield=True):
                     await source.finished(outcome)
+                if self.live is not None:
+                    self.live.end(job.game_id)
         finally:
             if worker is not None:
                 with trio.CancelScope(shield=True):
                     await worker.close()
+
+    async def _play(self, worker: WorkerProcess, job: GameJob) -> dict:
+        live = self.live
+        if live is None:
+            return await worker.request(job.worker_request())
+        names = [str(b.get("alias") or f"seat {i}") for i, b in enumerate(job.bots)]
+        live.start(job.game_id, job.variant, job.match, names)
+        try:
+            return await worker.request(
+                {**job.worker_request(), "progress": True},
+                lambda msg: live.turn(job.game_id, msg.get("entry")),
+            )
+        except BaseException:
+            live.end(job.game_id)  # no outcome to wait for (the worker died, or we stop)
+            raise
 
 
 def _outcome(job: GameJob, reply: dict) -> Outcome:

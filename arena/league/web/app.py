@@ -24,6 +24,7 @@ from arena.league.errors import LeagueError
 from arena.league.service import League
 from arena.league.web.api import api_routes
 from arena.league.web.auth import auth_routes, current_user, session_middleware
+from arena.league.web.live import live_routes
 from arena.league.web.play import play_routes
 from arena.league.web.render import render, static_routes
 from arena.league.web.submit import submit_routes
@@ -83,6 +84,7 @@ def create_app(league: League, extra_routes: Sequence[BaseRoute] = ()) -> Starle
             *worker_routes(),
             *submit_routes(),
             *play_routes(),
+            *live_routes(),
             *extra_routes,
             *static_routes(),
         ],

@@ -5,6 +5,8 @@
  * slider, the move list), the last action marked on the board, scores, clocks, the bots' logs
  * of the turn and the result. Elements with a data-arena-replay="ID" attribute are mounted
  * automatically from the JSON text of the script element (type application/json) whose id is ID.
+ * A game in flight grows: `viewer.append(steps)` adds the steps of new turns (a viewer showing
+ * the last step follows them), as the league's live pages do.
  *
  * Every text that came from a bot (names, logs, actions, details) is written with textContent,
  * never as markup. Only the board SVG and its cell groups, which the engine drew, are markup.
@@ -60,7 +62,7 @@
   }
 
   function mount(root, data) {
-    var steps = data.steps;
+    var steps = data.steps.slice();
     var n = steps.length;
     root.classList.add("arena-viewer");
     root.textContent = "";
@@ -170,25 +172,30 @@
     });
     var shown = {};
     Object.keys(groups).forEach(function (name) { shown[name] = groups[name].innerHTML; });
-    var undo = new Array(n);
-    for (var k = 1; k < n; k++) {
-      var back = {};
-      var cells = steps[k].cells || {};
-      for (var name in cells) {
-        if (!Object.prototype.hasOwnProperty.call(cells, name)) continue;
-        back[name] = shown[name];
-        shown[name] = cells[name];
+    var undo = [undefined];
+    var lastOfTurn = [];
+    // the undo diffs and turn ends of steps from..n-1 (shown: the cells at the last step)
+    function index(from) {
+      for (var k = Math.max(from, 1); k < n; k++) {
+        var back = {};
+        var cells = steps[k].cells || {};
+        for (var name in cells) {
+          if (!Object.prototype.hasOwnProperty.call(cells, name)) continue;
+          back[name] = shown[name];
+          shown[name] = cells[name];
+        }
+        undo[k] = back;
       }
-      undo[k] = back;
+      for (var i = Math.max(from - 1, 0); i < n; i++) {
+        lastOfTurn[i] = i === 0 || i === n - 1 || !!steps[i + 1].first_of_turn;
+      }
     }
-    var lastOfTurn = steps.map(function (s, i) {
-      return i === 0 || i === n - 1 || !!steps[i + 1].first_of_turn;
-    });
+    index(1);
 
     // --- the move list ---------------------------------------------------------------------
-    var moveButtons = new Array(n);
+    var moveButtons = [];
     var line = null;
-    steps.forEach(function (s, i) {
+    function addMove(s, i) {
       if (i === 0) {
         var b0 = el("button", null, data.opening_turns ? "after the opening" : "start");
         b0.type = "button";
@@ -209,7 +216,8 @@
       b.addEventListener("click", function () { show(i); });
       moveButtons[i] = b;
       line.appendChild(b);
-    });
+    }
+    steps.forEach(addMove);
 
     function nextTurn(i) {
       var j = Math.min(i + 1, n - 1);
@@ -320,8 +328,23 @@
       show(next);
     }
 
+    // steps of turns played since (a live game): indexed, listed, followed from the end
+    function append(more) {
+      if (!more || !more.length) return;
+      var follow = pos === n - 1;
+      var from = n;
+      more.forEach(function (s) { steps.push(s); });
+      n = steps.length;
+      index(from);
+      for (var i = from; i < n; i++) addMove(steps[i], i);
+      slider.max = String(n - 1);
+      viewer.count = n;
+      show(follow ? n - 1 : pos);
+    }
+
     show(0);
     var viewer = {
+      append: append,
       onKey: onKey,
       show: show,
       count: n,

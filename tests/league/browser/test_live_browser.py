@@ -1,0 +1,206 @@
+"""Submitting and watching in a real browser: headless Chromium against a real `arena league
+serve` on loopback. A user logs in with the API token, uploads bots/random-py packed by
+`pack_bot_dir` through the form, and sees the page follow the validation by itself until the
+version is active and on the leaderboard; then opens a game in flight and sees its board
+advance without a reload, until the page turns into the recorded replay.
+
+Two house bots that wait 0.15 s per move keep a game running for several seconds, so the game
+is still being played when the page opens. Screenshots of every page are saved under tmp_path.
+"""
+
+from __future__ import annotations
+
+import shutil
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support import BOTS, Server, cli, make_league
+
+from arena.league.archives import pack_bot_dir
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1280,1000",
+)
+
+SLOW_BOT = """import time
+from protocol.sdk import run_bot
+
+def choose(turn, bot):
+    time.sleep(0.15)
+    return bot.rng.choice(turn["legal"])
+
+raise SystemExit(run_bot(choose))
+"""
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not Path(p).exists()]
+    if missing:
+        pytest.skip(f"Debian's chromium and chromium-driver are needed: missing {missing}")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={profile}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    d = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    d.set_page_load_timeout(60)
+    try:
+        yield d
+    finally:
+        d.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, str]]:
+    tmp = tmp_path_factory.mktemp("live-league")
+    d = make_league(
+        tmp / "league",
+        f"sqlite:///{tmp / 'league.sqlite'}",
+        games='["stripes"]',
+        concurrency="1",
+        time_control='"60+1"',
+        opening_turns="0",
+    )
+    cli("league", "user", "add", "op", "-C", str(d))
+    token = cli("league", "user", "add", "dana", "-C", str(d)).strip().splitlines()[-1]
+    for name in ("slow-a", "slow-b"):
+        bot = tmp / name
+        bot.mkdir()
+        (bot / "bot.toml").write_text(f'name = "{name}"\ncommand = ["python3", "bot.py"]\n')
+        (bot / "bot.py").write_text(SLOW_BOT)
+        cli("league", "bot", "add", str(bot), "--owner", "op", "-C", str(d))
+    server = Server(d)
+    try:
+        yield server, token
+    finally:
+        server.stop()
+
+
+def wait(driver, condition, timeout: float, what: str):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout, poll_frequency=0.1).until(condition, what)
+
+
+def console_errors(driver) -> list[dict]:
+    logs = driver.get_log("browser")
+    return [e for e in logs if e["level"] == "SEVERE" and "favicon.ico" not in e["message"]]
+
+
+def test_log_in_submit_and_see_the_validation_and_the_leaderboard(driver, league, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    server, token = league
+    driver.get(f"{server.url}/submit")
+    assert "/login" in driver.current_url  # the form needs a user
+    driver.find_element(By.ID, "token").send_keys(token)
+    driver.find_element(By.ID, "login").click()
+    wait(driver, lambda d: d.current_url.endswith("/submit"), 20, "back on the submit form")
+    archive = tmp_path / "random-py.tar.gz"
+    archive.write_bytes(pack_bot_dir(BOTS / "random-py"))
+    driver.find_element(By.ID, "archive").send_keys(str(archive))
+    driver.save_screenshot(str(tmp_path / "submit.png"))
+    driver.find_element(By.ID, "submit").click()
+    wait(driver, lambda d: "/submissions/" in d.current_url, 20, "the submission's page")
+    driver.execute_script("window.arenaNotReloaded = true;")
+    driver.save_screenshot(str(tmp_path / "submission-running.png"))
+    state = driver.find_element(By.ID, "submission-state").get_attribute("data-state")
+    assert state in ("queued", "validating", "active")
+    wait(
+        driver,
+        lambda d: d.find_element(By.ID, "submission-state").get_attribute("data-state") == "active",
+        60,
+        "the version validated and active",
+    )
+    # the page followed by itself: the marker set after it loaded is still there
+    assert driver.execute_script("return window.arenaNotReloaded === true;")
+    assert "Validation report" in driver.page_source
+    driver.save_screenshot(str(tmp_path / "submission-active.png"))
+    assert console_errors(driver) == []
+
+    driver.get(f"{server.url}/leaderboard/stripes")
+    if "random-py" in driver.page_source:
+        driver.save_screenshot(str(tmp_path / "leaderboard.png"))
+    else:  # the leaderboard page is another helper's; the API says the same
+        board = server.get("/api/v1/leaderboard/stripes").json()["items"]
+        assert "random-py" in [row["bot"] for row in board]
+
+
+def test_a_game_in_flight_advances_on_its_page_then_shows_the_replay(driver, league, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    server, _ = league
+    driver.get_log("browser")  # drop what earlier pages said
+    driver.get(f"{server.url}/live")
+    link = wait(
+        driver,
+        lambda d: d.find_elements(By.CSS_SELECTOR, "table.live-games a") or d.refresh(),
+        60,
+        "a game in flight listed on /live",
+    )[0]
+    driver.save_screenshot(str(tmp_path / "live-list.png"))
+    link.click()
+    wait(
+        driver,
+        lambda d: d.find_element(By.CSS_SELECTOR, "[data-live-game][data-live-steps]"),
+        20,
+        "the viewer mounted on the game so far",
+    )
+    driver.execute_script("window.arenaNotReloaded = true;")
+    # the count and the board read in one script, so no event can come in between
+    snapshot = (
+        "var n = document.querySelector('[data-live-game]');"
+        "return [Number(n && n.getAttribute('data-live-steps')),"
+        " document.querySelector('.arena-board').innerHTML, window.arenaNotReloaded === true];"
+    )
+    first, board, _ = driver.execute_script(snapshot)
+    driver.save_screenshot(str(tmp_path / "live-game.png"))
+    later = wait(
+        driver,
+        lambda d: (s := d.execute_script(snapshot))[0] > first and s,
+        20,
+        "the next turn on the page",
+    )
+    assert later[2]  # no reload: the page that was opened is the page that advanced
+    assert later[1] != board  # the board itself changed
+    driver.save_screenshot(str(tmp_path / "live-game-later.png"))
+    # the game ends: the page reloads into the recorded replay
+    started = time.monotonic()
+    wait(
+        driver,
+        lambda d: d.find_elements(By.CSS_SELECTOR, "[data-arena-replay] .arena-board"),
+        60,
+        "the recorded replay after the game",
+    )
+    assert "no result recorded" not in driver.page_source
+    # shown at its last step, where the live view was
+    assert driver.execute_script(
+        "var v = window.arenaViewers[0]; return v.position() === v.count - 1;"
+    )
+    assert time.monotonic() - started < 60
+    driver.save_screenshot(str(tmp_path / "live-game-over.png"))
+    assert console_errors(driver) == []

@@ -1,0 +1,159 @@
+"""Live games against a real `arena league serve`: the event stream of a game in flight sends
+the replay so far, then every new turn, then the end, and its frames are the recorded replay's;
+a client that never reads its stream holds up no game; the pages list the games in flight and
+say when games are played elsewhere."""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import httpx
+import pytest
+import sqlalchemy as sa
+from starlette.testclient import TestClient
+from support import Server, cli, make_league
+
+from arena.league import migrations, store
+from arena.league.service import League
+from arena.league.settings import settings_from_dict
+from arena.league.web.app import create_app
+from arena.referee.clock import TimeControl
+from arena.referee.record import GameRecord
+from arena.viewer import replay_data
+
+SLOW_BOT = """import time
+from protocol.sdk import run_bot
+
+def choose(turn, bot):
+    time.sleep(0.08)
+    return bot.rng.choice(turn["legal"])
+
+raise SystemExit(run_bot(choose))
+"""
+
+
+@pytest.fixture
+def served(tmp_path: Path):
+    d = make_league(
+        tmp_path / "league",
+        f"sqlite:///{tmp_path / 'league.sqlite'}",
+        games='["stripes"]',
+        concurrency="1",
+        time_control='"60+1"',
+    )
+    cli("league", "user", "add", "op", "-C", str(d))
+    for name in ("slow-a", "slow-b"):
+        bot = tmp_path / name
+        bot.mkdir()
+        (bot / "bot.toml").write_text(f'name = "{name}"\ncommand = ["python3", "bot.py"]\n')
+        (bot / "bot.py").write_text(SLOW_BOT)
+        cli("league", "bot", "add", str(bot), "--owner", "op", "-C", str(d))
+    server = Server(d)
+    try:
+        yield server
+    finally:
+        server.stop()
+
+
+def read_events(response: httpx.Response):
+    """(name, data) for each event of a text/event-stream, as they come."""
+    name, data = None, None
+    for line in response.iter_lines():
+        if line.startswith("event: "):
+            name = line[7:]
+        elif line.startswith("data: "):
+            data = json.loads(line[6:])
+        elif line == "" and name is not None:
+            yield name, data
+            name, data = None, None
+
+
+def game_in_flight(server: Server) -> int | None:
+    m = re.search(r'href="/live/(\d+)"', server.get("/live").text)
+    return int(m.group(1)) if m else None
+
+
+def finished_games(server: Server) -> int:
+    return server.get("/api/v1").json()["games"].get("finished", 0)
+
+
+@pytest.mark.slow
+def test_a_game_streams_its_frames_live_and_they_are_its_replay(served):
+    server = served
+    game_id = server.wait_for(lambda: game_in_flight(server), 60, "a game in flight")
+    url = f"{server.url}/games/{game_id}/live"
+    with (
+        httpx.Client(timeout=httpx.Timeout(60, read=30)) as idle,
+        httpx.Client(timeout=httpx.Timeout(60, read=30)) as reader,
+    ):
+        # a client that opens the stream and never reads it
+        stalled = idle.stream("GET", url)
+        stalled_response = stalled.__enter__()
+        assert stalled_response.headers["content-type"].startswith("text/event-stream")
+        steps: list[dict] = []
+        names = []
+        with reader.stream("GET", url) as response:
+            assert response.status_code == 200
+            for name, data in read_events(response):
+                names.append(name)
+                if name == "start":
+                    assert not steps
+                    assert data["format"] == "arena-replay/1" and data["game"] == "stripes"
+                    assert [p["name"] for p in data["players"]] in (
+                        ["slow-a", "slow-b"],
+                        ["slow-b", "slow-a"],
+                    )
+                    steps = list(data["steps"])
+                elif name == "steps":
+                    assert data["from"] == len(steps)  # contiguous, nothing lost or repeated
+                    steps.extend(data["steps"])
+                elif name == "end":
+                    assert data == {"state": "finished", "url": f"/games/{game_id}"}
+                    break
+        assert names[0] == "start" and names[-1] == "end" and "steps" in names
+        record = GameRecord.from_dict(server.get(f"/api/v1/games/{game_id}/record").json())
+        replay = replay_data(record)["steps"]
+        assert len(steps) == len(replay)
+        for live, final in zip(steps, replay, strict=True):
+            for key in ("turn", "seat", "action", "cells", "scores", "status"):
+                assert live.get(key) == final.get(key), key
+        # the next game is played and recorded while the stalled client still holds its stream
+        before = finished_games(server)
+        server.wait_for(lambda: finished_games(server) > before, 90, "another game recorded")
+        stalled.__exit__(None, None, None)
+    # a vanished client: the server goes on answering
+    with httpx.Client(timeout=10) as gone, gone.stream("GET", url):
+        pass
+    assert server.get("/live").status_code == 200
+
+
+@pytest.fixture
+def site(tmp_path):
+    url = f"sqlite:///{tmp_path / 'league.sqlite'}"
+    engine = sa.create_engine(url)
+    migrations.upgrade(engine)
+    engine.dispose()
+    db = store.Database(url)
+    league = League(settings_from_dict({"database": url, "games": ["stripes"]}, root=tmp_path), db)
+    with TestClient(create_app(league), base_url="http://league.test", backend="trio") as client:
+        yield client, league
+    db.dispose()
+
+
+def test_the_live_list_names_games_in_flight_escaped_and_remote_games_are_said(site):
+    client, league = site
+    assert "No game is being played right now" in client.get("/live").text
+    evil = "<script>alert(1)</script>"
+    tc = TimeControl(base=5.0).to_dict()
+    match = {"game": "stripes", "options": {}, "seed": 1, "time_control": tc}
+    league.live.start(7, "stripes", match, [evil, "b"])
+    page = client.get("/live").text
+    assert 'href="/live/7"' in page and evil not in page and "&lt;script&gt;" in page
+    assert league.live.get(7).frames()["players"][0]["name"] == evil  # data, drawn as text
+    league.live.end(7)
+    league.live.local = False
+    assert "played by remote workers" in client.get("/live").text
+    assert client.get("/games/99/live").status_code == 404
+    assert client.get("/live/99").status_code == 404
