@@ -20,7 +20,7 @@ turn limits, so game lengths are known and spread out. It prints:
 - sessions (issue 13): 4-turn games, concurrency 1, with `reuse` off and on, alternating, for
   the C bot and the Python random bot: ms per game and the speed-up (target >= 10x for C);
 - start-up: the imports of `arena --help` and of what `arena match` needs (python -X
-  importtime, sum of top-level modules; target < 80 ms), and the first game's start.
+  importtime, sum of top-level modules but `site`, with bytecode cached; target < 80 ms).
 
     python benchmarks/tournament.py --formats-only     # just the gauntlet/round-robin part
     python benchmarks/tournament.py --sessions-only    # just sessions and start-up
@@ -217,32 +217,53 @@ def steady_per_game(timer: Timer) -> float:
     return (ends[-1] - starts[0]) / max(1, len(ends))
 
 
-def import_ms(*argv: str) -> float:
-    """Milliseconds of imports (sum of top-level modules' cumulative times) of a Python run."""
+def import_ms(*argv: str, pycache: str) -> tuple[float, float]:
+    """Milliseconds of imports of a Python run (sum of top-level modules' cumulative times,
+    `python -X importtime`): the arena's own (with trio and the standard library it pulls in)
+    and, apart, `site` (the interpreter's start-up and the .pth hooks of whatever is installed
+    in site-packages, the same for any Python program).
+
+    Bytecode is cached in `pycache` as an installed package has it: a checkout run with
+    PYTHONDONTWRITEBYTECODE=1 would otherwise compile every arena module on every start."""
+    env = {**os.environ, "PYTHONPATH": str(REPO), "PYTHONPYCACHEPREFIX": pycache}
+    env.pop("PYTHONDONTWRITEBYTECODE", None)
     proc = subprocess.run(
         [sys.executable, "-X", "importtime", *argv],
         cwd=REPO,
-        env={**os.environ, "PYTHONPATH": str(REPO)},
+        env=env,
         capture_output=True,
         text=True,
         check=False,
     )
-    total = 0
+    total = site = 0
     for line in proc.stderr.splitlines():
         parts = line.split("|")
         top = len(parts) == 3 and parts[2][1:2] != " " and parts[1].strip().isdigit()
         if line.startswith("import time:") and top:
-            total += int(parts[1])
-    return total / 1000
+            if parts[2].strip() == "site":
+                site += int(parts[1])
+            else:
+                total += int(parts[1])
+    return total / 1000, site / 1000
 
 
 def startup_figures(repeat: int = 5) -> None:
-    helps = [import_ms("-m", "arena", "--help") for _ in range(repeat)]
     match_code = "import arena.cli; import arena.cli.match; import arena.referee.match, trio"
-    matches = [import_ms("-c", match_code) for _ in range(repeat)]
+    runs = {"help": ("-m", "arena", "--help"), "match": ("-c", match_code)}
+    with tempfile.TemporaryDirectory() as pycache:
+        for argv in runs.values():
+            import_ms(*argv, pycache=pycache)  # writes the bytecode cache
+        # alternating, so that a change in the machine's load hits both alike
+        figures: dict[str, list[tuple[float, float]]] = {k: [] for k in runs}
+        for _ in range(repeat):
+            for name, argv in runs.items():
+                figures[name].append(import_ms(*argv, pycache=pycache))
+    med = {k: statistics.median(a for a, _ in v) for k, v in figures.items()}
+    site = statistics.median(s for v in figures.values() for _, s in v)
     print(
-        f"imports: arena --help {statistics.median(helps):.1f} ms, arena match (CLI + referee "
-        f"+ trio) {statistics.median(matches):.1f} ms (medians of {repeat}; target < 80 ms)"
+        f"imports: arena --help {med['help']:.1f} ms, arena match (CLI + referee + trio) "
+        f"{med['match']:.1f} ms (medians of {repeat}; target < 80 ms); besides, site "
+        f"(interpreter start-up and site-packages' .pth hooks) {site:.1f} ms"
     )
 
 

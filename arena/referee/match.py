@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import secrets
+import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from typing import Any
@@ -266,7 +266,7 @@ class _Referee:
         self.callback_error: _CallerError | None = None
         colours = self.game.colours
         self.record = GameRecord(
-            match_id=config.match_id or secrets.token_hex(6),
+            match_id=config.match_id or os.urandom(6).hex(),
             game=config.game,
             options=dict(self.game.options),
             seed=config.seed,
