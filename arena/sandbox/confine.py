@@ -1,7 +1,8 @@
 """The bot's confinement, applied by the forked child itself between fork and exec.
 
-Every layer is a handful of system calls (through ctypes) made in `Confinement.enter`, the
-`preexec_fn` of the bot's `subprocess.Popen`: the child joins its cgroup, takes its rlimits,
+Every layer is a handful of system calls (through ctypes) made in `Confinement.enter`, which
+the forked child runs before it execs the bot (arena/sandbox/process.py, `_exec_child`): the
+child joins its cgroup, takes its rlimits,
 enters new mount and network namespaces, makes the whole filesystem read-only in one call
 (`mount_setattr(2)` with `AT_RECURSIVE`), mounts its private tmpfs, drops every capability,
 switches to its own uid, sets `no_new_privs` and a parent-death signal, and only then execs
@@ -9,7 +10,8 @@ the bot. So the bot is contained from its first instruction without a gate, and 
 program (`sh`, `unshare`, one `mount` per mount point, `setpriv`) is started per bot: those
 cost tens of milliseconds per bot, the calls here well under one.
 
-Why `preexec_fn` is acceptable here although the arena has threads (trio's worker threads):
+Why running Python between fork and exec is acceptable here although the arena has threads
+(trio's worker threads):
 the child only makes system calls, opens files and allocates small objects under the GIL it
 holds (CPython re-initialises its own locks after fork; glibc's malloc is fork-safe), and the
 libc functions ctypes needs are looked up in the parent, when the plan is made.
@@ -243,9 +245,8 @@ class Confinement:
         libc()  # in the parent, before the fork (see libc)
 
     def enter(self) -> None:
-        """Runs in the child after fork, before exec. subprocess reports a failure here only
-        as "Exception occurred in preexec_fn", so the reason goes to the child's stderr,
-        where the launcher reads it."""
+        """Runs in the child after fork, before exec. A failure is also written to the
+        child's stderr (the probe of what the machine gives reads it there)."""
         try:
             self._enter()
         except BaseException as exc:

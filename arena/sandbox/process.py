@@ -24,8 +24,10 @@ program runs per bot.
 from __future__ import annotations
 
 import contextlib
+import errno
 import fcntl
 import functools
+import gc
 import os
 import re
 import resource
@@ -57,6 +59,8 @@ DEFAULT_UID_BASE = 70000
 DEFAULT_UID_COUNT = 1000
 #: how long aclose waits for a killed tree to disappear before giving up on its cgroup
 CLEANUP_SECONDS = 3.0
+#: the bot's file descriptors from 3 up to this are closed before it execs
+MAX_FD = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 1 << 16
 
 
 class StderrRing:
@@ -643,7 +647,7 @@ class ProcessLauncher(Launcher):
                 drop_capabilities=caps.uids,
                 cap_last=_cap_last(),
             )
-            child = _Child.spawn(list(spec.command), scrubbed_env(spec, cwd, scratch), plan)
+            child = await _Child.spawn(list(spec.command), scrubbed_env(spec, cwd, scratch), plan)
         except BaseException as exc:
             if cgroup is not None:
                 cgroup.kill()
@@ -666,84 +670,162 @@ class ProcessLauncher(Launcher):
 
 
 class _Child:
-    """The bot's main process: a Popen forked from trio's own thread, its pipes as trio
-    streams, its exit awaited on a pidfd.
+    """The bot's main process: forked from trio's own thread, confined and exec'd by itself,
+    its pipes as trio streams, its exit awaited on a pidfd.
 
     Not `trio.lowlevel.open_process`: that forks from a worker thread, and the bot's
     parent-death signal fires when the thread that forked it exits, which trio's idle worker
-    threads do after ten seconds: the bot would be killed mid-game. Forking here blocks the
-    event loop for the fork and the confinement's system calls (about a millisecond).
+    threads do after ten seconds: the bot would be killed mid-game. Not `subprocess.Popen`
+    either: with a `preexec_fn` it blocks the event loop until the child has exec'd (the
+    fork, the child's confinement and the exec: about 4 ms per bot), so the two bots of a game
+    started one after the other. Here the event loop is held for the fork only (a fraction of
+    a millisecond); the child confines itself and execs while the loop goes on (the other
+    bot's start, on another core), and the exec's outcome is awaited on a close-on-exec pipe:
+    end of file is success, bytes are the child's report of what failed.
     """
 
-    def __init__(self, popen: subprocess.Popen[bytes], stdin: int, stdout: int, stderr: int):
-        self._popen = popen
-        self.pid = popen.pid
-        self._pidfd: int | None = os.pidfd_open(popen.pid)
+    def __init__(self, pid: int, stdin: int, stdout: int, stderr: int) -> None:
+        self.pid = pid
+        self.returncode: int | None = None
+        self._pidfd: int | None = os.pidfd_open(pid)
         self.stdin = trio.lowlevel.FdStream(stdin)
         self.stdout = trio.lowlevel.FdStream(stdout)
         self.stderr = trio.lowlevel.FdStream(stderr)
         self._lock = trio.Lock()
 
     @classmethod
-    def spawn(cls, argv: list[str], env: dict[str, str], plan: Confinement) -> _Child:
+    async def spawn(cls, argv: list[str], env: dict[str, str], plan: Confinement) -> _Child:
+        """Fork, confine and exec `argv`. Raises OSError or SubprocessError (with the child's
+        own words) when the confinement or the exec failed; nothing is left running then."""
+        program = os.fsencode(argv[0])
+        if os.path.dirname(program):
+            candidates: tuple[bytes, ...] = (program,)
+        else:
+            candidates = tuple(os.path.join(os.fsencode(d), program) for d in os.get_exec_path(env))
         fds = [*os.pipe2(os.O_CLOEXEC), *os.pipe2(os.O_CLOEXEC), *os.pipe2(os.O_CLOEXEC)]
         in_r, in_w, out_r, out_w, err_r, err_w = fds
-        ours = [in_w, out_r, err_r]
+        report_r, report_w = os.pipe2(os.O_CLOEXEC)
+        gc_enabled = gc.isenabled()
+        gc.disable()  # no collection in the child: it would touch (copy) every object
         try:
-            try:
-                popen = subprocess.Popen(
-                    argv,
-                    stdin=in_r,
-                    stdout=out_w,
-                    stderr=err_w,
-                    env=env,
-                    start_new_session=True,
-                    close_fds=True,
-                    preexec_fn=plan.enter,  # forked from this thread: see the docstring
-                )
-            finally:
-                for fd in (in_r, out_w, err_w):
-                    os.close(fd)
-        except subprocess.SubprocessError as exc:
-            # the child wrote nothing useful to its stderr: say which step failed if we can
-            os.set_blocking(err_r, False)
-            with contextlib.suppress(OSError):
-                detail = os.read(err_r, 4096).decode(errors="replace").strip()
-                if detail:
-                    exc = subprocess.SubprocessError(f"{exc} {detail}")
-            for fd in ours:
-                os.close(fd)
-            raise exc from None
+            pid = os.fork()
+            if pid == 0:  # the child: never returns
+                _exec_child(argv, candidates, env, plan, (in_r, out_w, err_w), report_w)
         except BaseException:
-            for fd in ours:
+            for fd in (*fds, report_r, report_w):
                 os.close(fd)
             raise
+        finally:
+            if gc_enabled:
+                gc.enable()
+        for fd in (in_r, out_w, err_w, report_w):
+            os.close(fd)
         try:
-            return cls(popen, in_w, out_r, err_r)
+            report = await _read_to_end(report_r)
         except BaseException:
-            popen.kill()
-            popen.wait()
+            _kill_and_reap(pid)
+            for fd in (in_w, out_r, err_r):
+                os.close(fd)
             raise
-
-    @property
-    def returncode(self) -> int | None:
-        return self._popen.returncode
+        if report:
+            _kill_and_reap(pid)
+            for fd in (in_w, out_r, err_r):
+                os.close(fd)
+            kind, _, rest = report.decode(errors="replace").partition(":")
+            number, _, message = rest.partition(":")
+            if kind == "exec" and number.isdigit():
+                raise OSError(int(number), f"{message}: {argv[0]}")
+            raise subprocess.SubprocessError(f"the bot's confinement failed: {message}")
+        try:
+            return cls(pid, in_w, out_r, err_r)
+        except BaseException:
+            _kill_and_reap(pid)
+            raise
 
     async def wait(self) -> int:
         async with self._lock:
-            while self._popen.poll() is None:
+            while self.returncode is None:
                 assert self._pidfd is not None
                 await trio.lowlevel.wait_readable(self._pidfd)
+                self._poll()
             if self._pidfd is not None:
                 os.close(self._pidfd)
                 self._pidfd = None
-        returncode = self._popen.returncode
-        assert returncode is not None
-        return returncode
+        return self.returncode
+
+    def _poll(self) -> None:
+        if self.returncode is None:
+            with contextlib.suppress(ChildProcessError):
+                pid, status = os.waitpid(self.pid, os.WNOHANG)
+                if pid == self.pid:
+                    self.returncode = os.waitstatus_to_exitcode(status)
 
     def kill(self) -> None:
         """SIGKILL, unless already reaped (then the pid may belong to someone else)."""
-        self._popen.send_signal(signal.SIGKILL)
+        if self.returncode is None and self._pidfd is not None:
+            with contextlib.suppress(ProcessLookupError):
+                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
+
+
+def _exec_child(
+    argv: list[str],
+    candidates: tuple[bytes, ...],
+    env: dict[str, str],
+    plan: Confinement,
+    std: tuple[int, int, int],
+    report: int,
+) -> None:
+    """In the forked child: standard streams, default signals, own session, confinement,
+    exec. Any failure is reported on `report` (close-on-exec, so an exec closes it empty)
+    and the child exits; it never returns into the arena's code."""
+    step = "confine"
+    try:
+        for target, fd in enumerate(std):
+            os.dup2(fd, target)
+        os.closerange(3, report)
+        os.closerange(report + 1, MAX_FD)
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # ignored by Python, not by the bot
+            signal.signal(sig, signal.SIG_DFL)
+        os.setsid()
+        plan.enter()
+        step = "exec"
+        error: OSError | None = None
+        for path in candidates:
+            try:
+                os.execve(path, argv, env)
+            except OSError as exc:
+                if error is None or exc.errno not in (errno.ENOENT, errno.ENOTDIR):
+                    error = exc
+        raise error or OSError(errno.ENOENT, "no such file")
+    except BaseException as exc:
+        with contextlib.suppress(BaseException):
+            number = exc.errno if isinstance(exc, OSError) and exc.errno else 0
+            text = exc.strerror if step == "exec" and isinstance(exc, OSError) else exc
+            os.write(report, f"{step}:{number}:{text}".encode(errors="replace")[:4000])
+    finally:
+        os._exit(127)
+
+
+async def _read_to_end(fd: int) -> bytes:
+    """Everything written to a pipe until its last writer closes it; closes `fd`."""
+    chunks = []
+    try:
+        while True:
+            await trio.lowlevel.wait_readable(fd)
+            data = os.read(fd, 4096)
+            if not data:
+                return b"".join(chunks)
+            chunks.append(data)
+    finally:
+        os.close(fd)
+
+
+def _kill_and_reap(pid: int) -> None:
+    """A child that failed before (or while) exec'ing: it exits at once or is killed."""
+    with contextlib.suppress(ProcessLookupError):
+        os.kill(pid, signal.SIGKILL)
+    with contextlib.suppress(ChildProcessError):
+        os.waitpid(pid, 0)
 
 
 def chown_tree(top: Path, uid: int) -> None:
