@@ -102,11 +102,23 @@ async def play_page(request: Request) -> Response:
         await league.game(game_id)  # 404 when there is no such game
         return RedirectResponse(f"/games/{game_id}", status_code=303)
     data = {"game_id": game_id, "ws": f"/play/{game_id}/ws"}
+    view = challenge.io.view()
+    you = view["players"][view["you"]]
+    options = ", ".join(f"{k}={v}" for k, v in view["options"].items())
+    meta = " · ".join(
+        [
+            f"{view['title']} ({view['variant']})",
+            options,
+            f"you play {you['colour']}, {('first', 'second')[view['you']]}",
+            "unrated",
+        ]
+    )
     return render(
         request,
         "play_game.html",
         title=f"Game {game_id}",
         challenge=challenge,
+        meta=meta,
         data=json.dumps(data).replace("<", "\\u003c"),
     )
 

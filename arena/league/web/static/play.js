@@ -30,6 +30,7 @@
   var clearButton = document.getElementById("clear");
   var resignButton = document.getElementById("resign");
   var resultBox = document.getElementById("result");
+  var helpText = document.getElementById("help");
   var movesList = document.getElementById("moves");
   var clockCells = [document.getElementById("clock0"), document.getElementById("clock1")];
   var rows = [document.getElementById("player0"), document.getElementById("player1")];
@@ -129,6 +130,7 @@
     }
     var groups = board.querySelectorAll("g[data-cell]");
     var open = targets();
+    board.querySelectorAll(".play-dot").forEach(function (d) { d.remove(); });
     var marks = {};
     (view.marks || []).forEach(function (c) { marks[c] = "arena-last"; });
     (view.chosen || []).forEach(function (c) { marks[c] = "arena-turn"; });
@@ -136,10 +138,27 @@
       var name = g.getAttribute("data-cell");
       g.classList.remove("arena-last", "arena-turn", "play-legal", "play-picked");
       if (marks[name]) g.classList.add(marks[name]);
-      if (open[name]) g.classList.add("play-legal");
+      if (open[name]) {
+        g.classList.add("play-legal");
+        dot(g);
+      }
       if (picked.indexOf(name) >= 0) g.classList.add("play-picked");
       if (open[name] || picked.indexOf(name) >= 0 || marks[name]) g.parentNode.appendChild(g);
     });
+  }
+
+  // a dot in the middle of a cell that can be clicked (an outline on every cell of a board
+  // where all are legal would look like a second grid)
+  function dot(g) {
+    var shape = g.firstElementChild;
+    if (!shape || !shape.getBBox) return;
+    var box = shape.getBBox();
+    var c = document.createElementNS("http://www.w3.org/2000/svg", "circle");
+    c.setAttribute("class", "play-dot");
+    c.setAttribute("cx", String(box.x + box.width / 2));
+    c.setAttribute("cy", String(box.y + box.height / 2));
+    c.setAttribute("r", String(Math.min(box.width, box.height) * 0.14));
+    g.appendChild(c);
   }
 
   function drawChoices() {
@@ -235,7 +254,10 @@
     endTurn.hidden = !(clickable() && view.can_end_turn);
     clearButton.hidden = !(clickable() && picked.length);
     resignButton.disabled = !!view.result || !!view.final;
+    // a finished game needs no controls: its result and the link to its replay
+    lineForm.hidden = resignButton.hidden = helpText.hidden = !!view.result || !!view.final;
     lineInput.disabled = sendDisabled();
+    document.getElementById("send").disabled = sendDisabled();
     root.setAttribute("data-ask", view.asking ? String(view.ask) : "");
     root.setAttribute("data-state", view.final ? "final" : view.result ? "over" :
       view.asking ? "asking" : "waiting");

@@ -1,0 +1,184 @@
+"""A person plays a whole game against bots/random-py by clicking, in headless Chromium against
+a real `arena league serve` on loopback: log in, fill the /play form, then at every prompt click
+one of the cells the page highlights as legal, until the result shows; on the way, an illegal
+click (on the bot's stone) is explained in the game's words, and a line is typed in notation. The
+game is recorded unrated (kind `challenge`) and its replay page opens.
+
+The variant is Papagra on a 3x3 board with a turn limit of 7: multi-action turns (two actions
+after the first), and a game of a few seconds. Screenshots of each stage are saved under
+tmp_path.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import sys
+from collections.abc import Iterator
+from functools import partial
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from support import BOTS, Server, cli, make_league
+
+pytestmark = [pytest.mark.browser, pytest.mark.slow]
+
+CHROMIUM = "/usr/bin/chromium"
+CHROMEDRIVER = "/usr/bin/chromedriver"
+FLAGS = (
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--window-size=1280,1000",
+)
+MINI = '[{name = "papagra", label = "papagra-mini", options = {board = "square 3", max_turns = 7}}]'
+
+
+@pytest.fixture(scope="module")
+def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
+    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not Path(p).exists()]
+    if missing:
+        pytest.skip(f"Debian's chromium and chromium-driver are needed: missing {missing}")
+    from selenium import webdriver
+    from selenium.webdriver.chrome.service import Service
+
+    profile = tmp_path_factory.mktemp("chromium-profile")
+    options = webdriver.ChromeOptions()
+    options.binary_location = CHROMIUM
+    for flag in FLAGS:
+        options.add_argument(flag)
+    options.add_argument(f"--user-data-dir={profile}")
+    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
+    d = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
+    d.set_page_load_timeout(60)
+    try:
+        yield d
+    finally:
+        d.quit()
+        shutil.rmtree(profile, ignore_errors=True)
+
+
+@pytest.fixture(scope="module")
+def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, str]]:
+    tmp = tmp_path_factory.mktemp("play-league")
+    d = make_league(tmp / "league", f"sqlite:///{tmp / 'league.sqlite'}", games=MINI)
+    token = cli("league", "user", "add", "ada", "-C", str(d)).strip().splitlines()[-1]
+    cli("league", "bot", "add", str(BOTS / "random-py"), "--owner", "ada", "-C", str(d))
+    server = Server(d)
+    try:
+        yield server, token
+    finally:
+        server.stop()
+
+
+def wait(driver, condition, timeout: float, what: str):
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(condition, what)
+
+
+def console_errors(driver) -> list[dict]:
+    logs = driver.get_log("browser")
+    return [e for e in logs if e["level"] == "SEVERE" and "favicon.ico" not in e["message"]]
+
+
+def state(driver) -> tuple[str, str]:
+    play = driver.find_element("id", "play")
+    return play.get_attribute("data-state") or "", play.get_attribute("data-ask") or ""
+
+
+def my_turn_or_end(driver, since: str) -> bool:
+    now, ask = state(driver)
+    return now in ("over", "final") or (now == "asking" and ask != since)
+
+
+def asked_again(driver, since: str) -> bool:
+    return state(driver)[1] != since
+
+
+def test_play_a_whole_game_against_random_py_by_clicking(driver, league, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    server, token = league
+    driver.get(f"{server.url}/play")
+    assert "/login" in driver.current_url  # playing needs a user
+    driver.find_element(By.ID, "token").send_keys(token)
+    driver.find_element(By.ID, "login").click()
+    wait(driver, lambda d: d.find_elements(By.ID, "bot"), 20, "back on the play form")
+    assert "random-py" in driver.find_element(By.ID, "bot").text
+    driver.save_screenshot(str(tmp_path / "play-form.png"))
+    driver.find_element(By.ID, "start").click()
+    wait(driver, lambda d: "/play/" in d.current_url, 20, "the game's board")
+    game_id = int(driver.current_url.rsplit("/", 1)[1])
+
+    clicks = illegal = typed = 0
+    last_ask = ""
+    while True:
+        wait(driver, partial(my_turn_or_end, since=last_ask), 30, "my turn or the end")
+        now, last_ask = state(driver)
+        if now != "asking":
+            break
+        if clicks == 0:
+            driver.save_screenshot(str(tmp_path / "play-first-turn.png"))
+        blocked = driver.find_elements(By.CSS_SELECTOR, "#board g[data-cell]:not(.play-legal)")
+        if clicks >= 1 and not illegal:
+            if blocked:
+                # a cell without a dot (the bot's stone): the game says why it is illegal
+                blocked[0].find_element(By.XPATH, "./*[1]").click()
+                expected = "occupied by a black stone"
+            else:  # the bot left no stone on the board: an illegal line instead
+                driver.find_element(By.ID, "line").send_keys("zz9")
+                driver.find_element(By.ID, "send").click()
+                expected = "zz9"
+            message = driver.find_element(By.ID, "message")
+            wait(driver, lambda d: d.find_element(By.ID, "message").text, 20, "explained")
+            assert expected in message.text, message.text
+            assert "error" in message.get_attribute("class")
+            driver.save_screenshot(str(tmp_path / "play-illegal.png"))
+            illegal += 1
+            wait(driver, partial(asked_again, since=last_ask), 20, "asked again")
+            last_ask = state(driver)[1]
+        legal = driver.find_elements(By.CSS_SELECTOR, "#board g.play-legal")
+        assert legal, "my turn, yet no cell is highlighted"
+        if clicks == 2 and not typed:
+            # the text box takes the notation too
+            cell = legal[-1].get_attribute("data-cell")
+            driver.find_element(By.ID, "line").send_keys(cell)
+            driver.find_element(By.ID, "send").click()
+            typed += 1
+        else:
+            legal[0].find_element(By.XPATH, "./*[1]").click()
+        clicks += 1
+        assert clicks < 40, "the game should have ended"
+
+    wait(driver, lambda d: state(d)[0] == "final", 30, "the game recorded")
+    result = driver.find_element(By.ID, "result")
+    assert result.is_displayed(), "no result shown"
+    assert re.match(r"(You win|You lose|Draw) \((1-0|0-1|1/2-1/2), ", result.text), result.text
+    driver.save_screenshot(str(tmp_path / "play-result.png"))
+    assert clicks >= 3 and illegal == 1 and typed == 1
+    assert console_errors(driver) == []
+
+    detail = server.get(f"/api/v1/games/{game_id}").json()
+    assert detail["kind"] == "challenge" and detail["rated"] is False
+    assert detail["state"] == "finished" and f", {detail['reason']})" in result.text
+    assert detail["seats"][0]["bot"] == "@ada"
+    board = server.get("/api/v1/leaderboard/papagra-mini").json()["items"]
+    assert [(r["bot"], r["games"]) for r in board] == [("random-py", 0)]
+
+    driver.find_element(By.ID, "replay-link").click()
+    wait(driver, lambda d: d.current_url.endswith(f"/games/{game_id}"), 20, "the game's page")
+    if driver.find_elements(By.CSS_SELECTOR, "[data-arena-replay], .arena-viewer"):
+        wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".arena-board svg"), 20, "replay")
+        driver.save_screenshot(str(tmp_path / "play-replay.png"))
+        assert console_errors(driver) == []
+    else:  # the game page is another helper's: the record behind it replays
+        record = server.get(f"/api/v1/games/{game_id}/record").json()
+        assert record["result"]["reason"] == detail["reason"]
