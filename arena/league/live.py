@@ -57,6 +57,8 @@ class LiveGame:
     record: GameRecord
     signal: Signal = field(default_factory=Signal)
     finished: bool = False
+    #: event streams following the game now (shown on the list; a closed one is gone at once)
+    watchers: int = 0
     #: the replay frames made so far (None until someone watches); see `frames`
     _builder: Any = None
     _built: int = 0
@@ -96,6 +98,7 @@ class LiveGame:
             "bots": [str(b.get("name", "")) for b in self.record.bots],
             "turns": self.turns,
             "started_at": self.record.started_at,
+            "watchers": self.watchers,
         }
 
 

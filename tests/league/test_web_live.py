@@ -123,10 +123,26 @@ def test_a_game_streams_its_frames_live_and_they_are_its_replay(served):
         before = finished_games(server)
         server.wait_for(lambda: finished_games(server) > before, 90, "another game recorded")
         stalled.__exit__(None, None, None)
-    # a vanished client: the server goes on answering
-    with httpx.Client(timeout=10) as gone, gone.stream("GET", url):
-        pass
-    assert server.get("/live").status_code == 200
+    # a client that goes away is forgotten at once: its stream stops watching the game
+    game_id = server.wait_for(lambda: game_in_flight(server), 60, "a game in flight")
+    url = f"{server.url}/games/{game_id}/live"
+    with httpx.Client(timeout=httpx.Timeout(60, read=30)) as gone:
+        with gone.stream("GET", url) as response:
+            stream = read_events(response)  # kept: a dropped iterator closes the connection
+            assert next(stream)[0] == "start"
+            assert watching(server, game_id) == 1
+        server.wait_for(lambda: watching(server, game_id) in (0, None), 30, "the watcher gone")
+    assert "Traceback" not in server.log()
+
+
+def watching(server: Server, game_id: int) -> int | None:
+    """The /live list's count of streams following the game (None once it is over)."""
+    m = re.search(
+        rf'href="/live/{game_id}">.*?<td class="num">\d+</td><td class="num">(\d+)</td>',
+        server.get("/live").text,
+        re.S,
+    )
+    return int(m.group(1)) if m else None
 
 
 @pytest.fixture

@@ -128,6 +128,14 @@ async def game_events(request: Request) -> Response:
 
 async def _follow(game: LiveGame, emit: Emit) -> None:
     """Send the game's frames until it is over."""
+    game.watchers += 1
+    try:
+        await _send_frames(game, emit)
+    finally:
+        game.watchers -= 1
+
+
+async def _send_frames(game: LiveGame, emit: Emit) -> None:
     sent = 0
     while not game.finished:
         seen = game.signal.generation

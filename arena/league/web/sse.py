@@ -71,5 +71,6 @@ class EventStream:
             with trio.move_on_after(LIFETIME):
                 await chunk(b"retry: 2000\n\n")
                 await self.producer(emit)
-            await send({"type": "http.response.body", "body": b"", "more_body": False})
+            with trio.move_on_after(PING):  # a client that stopped reading gets no more time
+                await send({"type": "http.response.body", "body": b"", "more_body": False})
             nursery.cancel_scope.cancel()
