@@ -17,7 +17,8 @@ does not end a game. A game that nobody is connected to on the person's turn wai
 person resigns with "the browser disconnected" as the recorded reason. The referee reaps the
 bot's process whatever happens, shielded from cancellation (arena/referee/match.py).
 
-What is recorded: the game is of kind `challenge`, never rated, so neither ratings nor the
+Everyone else can watch the game on the live pages (arena/league/live.py), as the league's own
+games. What is recorded: the game is of kind `challenge`, never rated, so neither ratings nor the
 leaderboard ever see it; its record and replay are those of any game. A game the platform
 cannot finish (a sandbox fault, the server stopping) fails for good with its reason: there is no
 person left to replay it with.
@@ -37,6 +38,7 @@ import traceback
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager, suppress
 from dataclasses import dataclass, field
+from functools import partial
 from typing import Any
 
 import trio
@@ -395,6 +397,8 @@ class Challenges:
         self.games[claim.game_id] = challenge
         match = dict(job.match)
         match["seat_time_controls"] = [tc.to_dict() if s == human else None for s in (0, 1)]
+        # watchable by everyone on the live pages, like the league's own games
+        league.live.start(claim.game_id, entry.label, match, list(names))
         self._nursery.start_soon(self._play, challenge, claim, match, job.bots[1 - human])
         return challenge
 
@@ -435,7 +439,7 @@ class Challenges:
             human = HumanPlayer(io, io.name)
             specs: list[Any] = [human, human]
             specs[1 - io.seat] = await trio.to_thread.run_sync(resolve_bot, bot)
-            record = await play_match(match_config(specs, match), observer=io.on_turn)
+            record = await play_match(match_config(specs, match), observer=partial(self._turn, ch))
             data = record.to_dict()
             await trio.to_thread.run_sync(self._record, claim, data)
             settled = True
@@ -456,8 +460,13 @@ class Challenges:
                 with trio.CancelScope(shield=True):
                     await self._fail(ch, claim, store.VoidKind.SERVER_STOPPED, "the server stopped")
             ch.done.set()
+            self.league.live.end(ch.game_id)
             if self._nursery is not None:
                 self._nursery.start_soon(self._forget, ch.game_id)
+
+    def _turn(self, ch: Challenge, ev: TurnEvent) -> None:
+        ch.io.on_turn(ev)
+        self.league.live.turn(ch.game_id, ev.entry)
 
     def _record(self, claim: store.Claim, data: dict[str, Any]) -> bool:
         with self.league.db.write() as conn:

@@ -251,3 +251,18 @@ def test_only_the_player_may_open_the_socket(site):
         while not view["final"]:
             view = ws.receive_json()
     assert view["result"]["reason"] == "resign" and view["result"]["you"] == "loss"
+
+
+async def test_others_can_watch_the_game_live(league):
+    async with league.challenges.running():
+        ch = await league.challenges.start(user(league), "mini", "random-py", "second", "60+1")
+        live = league.live.games[ch.game_id]
+        assert live.record.bots[1]["name"] == "@alice"
+        with ch.io.connected():
+            async for view in ch.io.views():
+                if view["asking"]:
+                    break
+        assert live.turns == 1 and live.frames()["steps"]  # the bot's first turn, replayable
+        ch.io.submit("resign", None)
+        await ch.done.wait()
+    assert ch.game_id not in league.live.games and live.finished

@@ -38,7 +38,11 @@ FLAGS = (
     "--disable-sync",
     "--window-size=1280,1000",
 )
-MINI = '[{name = "papagra", label = "papagra-mini", options = {board = "square 3", max_turns = 7}}]'
+GAMES = (
+    '[{name = "papagra", label = "papagra-mini", options = {board = "square 3", max_turns = 7}},'
+    ' {name = "quadraphages", label = "quadra-mini", options = {max_turns = 4}},'
+    ' {name = "stripes", label = "stripes-mini", options = {max_turns = 6}}]'
+)
 
 
 @pytest.fixture(scope="module")
@@ -68,7 +72,7 @@ def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
 @pytest.fixture(scope="module")
 def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, str]]:
     tmp = tmp_path_factory.mktemp("play-league")
-    d = make_league(tmp / "league", f"sqlite:///{tmp / 'league.sqlite'}", games=MINI)
+    d = make_league(tmp / "league", f"sqlite:///{tmp / 'league.sqlite'}", games=GAMES)
     token = cli("league", "user", "add", "ada", "-C", str(d)).strip().splitlines()[-1]
     cli("league", "bot", "add", str(BOTS / "random-py"), "--owner", "ada", "-C", str(d))
     server = Server(d)
@@ -113,6 +117,7 @@ def test_play_a_whole_game_against_random_py_by_clicking(driver, league, tmp_pat
     driver.find_element(By.ID, "login").click()
     wait(driver, lambda d: d.find_elements(By.ID, "bot"), 20, "back on the play form")
     assert "random-py" in driver.find_element(By.ID, "bot").text
+    assert driver.find_element(By.ID, "variant").get_attribute("value") == "papagra-mini"
     driver.save_screenshot(str(tmp_path / "play-form.png"))
     driver.find_element(By.ID, "start").click()
     wait(driver, lambda d: "/play/" in d.current_url, 20, "the game's board")
@@ -182,3 +187,70 @@ def test_play_a_whole_game_against_random_py_by_clicking(driver, league, tmp_pat
     else:  # the game page is another helper's: the record behind it replays
         record = server.get(f"/api/v1/games/{game_id}/record").json()
         assert record["result"]["reason"] == detail["reason"]
+
+
+def clicks_state(driver) -> tuple[str, str, str]:
+    play = driver.find_element("id", "play")
+    return tuple(play.get_attribute(a) or "" for a in ("data-state", "data-ask", "data-picked"))
+
+
+def moved_on(driver, since: tuple[str, str, str]) -> bool:
+    now = clicks_state(driver)
+    return now[0] in ("over", "final") or (now[0] == "asking" and now != since)
+
+
+@pytest.mark.parametrize("variant", ["quadra-mini", "stripes-mini"])
+def test_two_cell_actions_and_buttons_by_clicking(driver, league, tmp_path, variant):
+    """Quadraphages: the announced number is a button, a stone's move is the stone then its
+    landing cell; Stripes: a stripe is its two ends. The person picks the first highlighted
+    cell each time, then what completes it."""
+    from selenium.webdriver.common.by import By
+    from selenium.webdriver.support.ui import Select
+
+    server, token = league
+    driver.get_log("browser")  # what earlier pages said
+    driver.get(f"{server.url}/play")
+    if driver.find_elements(By.ID, "token"):
+        driver.find_element(By.ID, "token").send_keys(token)
+        driver.find_element(By.ID, "login").click()
+    wait(driver, lambda d: d.find_elements(By.ID, "variant"), 20, "the play form")
+    Select(driver.find_element(By.ID, "variant")).select_by_value(variant)
+    driver.find_element(By.ID, "start").click()
+    wait(driver, lambda d: "/play/" in d.current_url, 20, "the game's board")
+    game_id = int(driver.current_url.rsplit("/", 1)[1])
+    seen = ("", "", "")
+    picks = buttons = sent = 0
+    shot = False
+    while True:
+        wait(driver, partial(moved_on, since=seen), 30, "my turn, a pick or the end")
+        seen = clicks_state(driver)
+        if seen[0] != "asking":
+            break
+        if seen[2] and not shot:
+            shot = True
+            driver.save_screenshot(str(tmp_path / f"{variant}-picked.png"))
+        cells = driver.find_elements(By.CSS_SELECTOR, "#board g.play-legal")
+        choices = driver.find_elements(By.CSS_SELECTOR, "#choices button")
+        if cells:
+            picks += bool(not seen[2])
+            cells[0].find_element(By.XPATH, "./*[1]").click()
+        else:
+            assert choices, "my turn, yet nothing to click"
+            buttons += 1
+            choices[0].click()
+        sent += 1
+        assert sent < 80, "the game should have ended"
+    wait(driver, lambda d: clicks_state(d)[0] == "final", 30, "the game recorded")
+    driver.save_screenshot(str(tmp_path / f"{variant}-result.png"))
+    assert console_errors(driver) == []
+    detail = server.get(f"/api/v1/games/{game_id}").json()
+    assert detail["kind"] == "challenge" and detail["state"] == "finished"
+    assert detail["reason"] in driver.find_element(By.ID, "result").text
+    record = server.get(f"/api/v1/games/{game_id}/record").json()
+    mine = [t for t in record["turns"] if t["seat"] == 0]
+    assert mine and not any(a.get("illegal") for t in mine for a in t["actions"])
+    if variant == "quadra-mini":
+        assert buttons >= 1  # the numbers
+    # every two-cell action took two clicks: a pick, then its end
+    two_cell = [a["action"] for t in mine for a in t["actions"] if len(a["action"]) >= 4]
+    assert two_cell and picks >= len(two_cell)

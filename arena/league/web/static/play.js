@@ -259,6 +259,7 @@
     lineInput.disabled = sendDisabled();
     document.getElementById("send").disabled = sendDisabled();
     root.setAttribute("data-ask", view.asking ? String(view.ask) : "");
+    root.setAttribute("data-picked", picked.join(" "));
     root.setAttribute("data-state", view.final ? "final" : view.result ? "over" :
       view.asking ? "asking" : "waiting");
   }
