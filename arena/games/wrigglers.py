@@ -43,7 +43,6 @@ from arena.games.geometry import CELL_NAME, Grid, square_grid
 
 # cell content in describe() and glyph in render_text(), by seat
 _CONTENT = ("dark", "light")
-_CELL = (None, *_CONTENT)  # by board value (0 empty, seat + 1)
 _GLYPH = ("x", "o")
 _FILL = ("#222222", "#f8f8f8")
 
@@ -152,6 +151,7 @@ class WrigglersState(State):
         "_removed_last",
         "_result",
         "_score_cache",
+        "_stones",
         "_to_move",
         "_turns_played",
         "game",
@@ -170,6 +170,7 @@ class WrigglersState(State):
         # where removing (an own stone touching >= 3 own stones) is, as the rules stand
         self._addable = (bytearray(b"\x01") * n, bytearray(b"\x01") * n)
         self._removable = (bytearray(n), bytearray(n))
+        self._stones = (bytearray(n), bytearray(n))  # per seat: 1 where it has a stone
         # per seat: union-find parents of its stones, and root -> (size, is a branch)
         self._parent = (list(range(n)), list(range(n)))
         self._groups: tuple[dict[int, tuple[int, bool]], dict[int, tuple[int, bool]]] = ({}, {})
@@ -185,6 +186,7 @@ class WrigglersState(State):
     def _place(self, cell: int, seat: int) -> None:
         board = self._board
         board[cell] = seat + 1
+        self._stones[seat][cell] = 1
         nb = self._nb[seat]
         addable = self._addable[seat]
         removable = self._removable[seat]
@@ -219,6 +221,7 @@ class WrigglersState(State):
         groups = self._groups[seat]
         del groups[self._find(parent, cell)]
         board[cell] = 0
+        self._stones[seat][cell] = 0
         nb = self._nb[seat]
         addable = self._addable[seat]
         self._removable[seat][cell] = 0
@@ -438,7 +441,9 @@ class WrigglersState(State):
     # --- views -------------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
         names = self.grid.names
-        board = self._board
+        # by colour, then in board order (dark's stones first)
+        cells = dict.fromkeys(compress(names, self._stones[0]), _CONTENT[0])
+        cells.update(dict.fromkeys(compress(names, self._stones[1]), _CONTENT[1]))
         return {
             "game": self.game.name,
             "options": dict(self.game.options),
@@ -448,13 +453,7 @@ class WrigglersState(State):
             "turn_actions": [],
             "scores": list(self.scores()),
             "board": {"kind": "square", "size": self.grid.size, "cells": list(names)},
-            "cells": dict(
-                zip(
-                    compress(names, board),
-                    map(_CELL.__getitem__, compress(board, board)),
-                    strict=True,
-                )
-            ),
+            "cells": cells,
             "result": result_to_dict(self._result),
             "chains": [self.chains(0), self.chains(1)],
             "last_action": self._last_action,
@@ -505,6 +504,7 @@ class WrigglersState(State):
         st._nb = (self._nb[0][:], self._nb[1][:])
         st._addable = (self._addable[0][:], self._addable[1][:])
         st._removable = (self._removable[0][:], self._removable[1][:])
+        st._stones = (self._stones[0][:], self._stones[1][:])
         st._parent = (self._parent[0][:], self._parent[1][:])
         st._groups = (self._groups[0].copy(), self._groups[1].copy())
         st._to_move = self._to_move
