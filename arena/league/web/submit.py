@@ -46,7 +46,13 @@ async def submit_page(request: Request) -> Response:
     return _form(request, user)
 
 
-def _form(request: Request, user: Any, error: str | None = None, status: int = 200) -> Response:
+def _form(
+    request: Request,
+    user: Any,
+    error: str | None = None,
+    status: int = 200,
+    filename: str | None = None,
+) -> Response:
     sub = _league(request).settings.submissions
     return render(
         request,
@@ -54,6 +60,7 @@ def _form(request: Request, user: Any, error: str | None = None, status: int = 2
         status=status,
         title="Submit a bot",
         error=error,
+        filename=filename,
         max_mb=sub.max_archive_mb,
         per_hour=sub.per_hour,
     )
@@ -77,7 +84,9 @@ async def submit(request: Request) -> Response:
             message = str(e)
             if e.field == "archive" and e.status == 422:
                 message = "choose a bot archive (.tar.gz or .zip) to upload"
-            return _form(request, user, message, e.status)
+            upload = form.get("archive")
+            filename = getattr(upload, "filename", None) or None
+            return _form(request, user, message, e.status, filename)
     return RedirectResponse(f"/submissions/{out['id']}", status_code=303)
 
 

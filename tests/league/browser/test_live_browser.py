@@ -120,6 +120,15 @@ def test_log_in_submit_and_see_the_validation_and_the_leaderboard(driver, league
     driver.find_element(By.ID, "token").send_keys(token)
     driver.find_element(By.ID, "login").click()
     wait(driver, lambda d: d.current_url.endswith("/submit"), 20, "back on the submit form")
+    # a file that is no archive: refused on the form, in words
+    junk = tmp_path / "notes.txt"
+    junk.write_text("<b>not an archive</b>")
+    driver.find_element(By.ID, "archive").send_keys(str(junk))
+    driver.find_element(By.ID, "submit").click()
+    error = wait(driver, lambda d: d.find_elements(By.ID, "submit-error"), 20, "the refusal")[0]
+    assert error.text == "not a tar.gz, tar or zip archive"
+    driver.save_screenshot(str(tmp_path / "submit-refused.png"))
+    driver.get_log("browser")  # the refusal's 400 is reported as a failed load
     archive = tmp_path / "random-py.tar.gz"
     archive.write_bytes(pack_bot_dir(BOTS / "random-py"))
     driver.find_element(By.ID, "archive").send_keys(str(archive))
