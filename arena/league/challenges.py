@@ -271,8 +271,11 @@ class BrowserIO(HumanIO):
             if not self._view["asking"]:
                 self._update(message="you resign as soon as it is your turn", error=False)
                 return
-        elif not self._view["asking"] or ask != self._view["ask"]:
+        elif not self._view["asking"]:
             self._update(message="wait for your turn", error=True)
+            return
+        elif ask != self._view["ask"]:
+            self._update(message="that was meant for an earlier position: play again", error=True)
             return
         with suppress(trio.WouldBlock):  # a full buffer: the page is far ahead of the game
             self._lines_in.send_nowait((ask, text))
@@ -372,6 +375,8 @@ class Challenges:
             raise LeagueError(f"you are playing game {mine.game_id} already", status=409)
         if self._nursery is None:
             raise LeagueError("this server is not playing games against people now", status=503)
+        if play.max_games == 0:
+            raise LeagueError("this league does not offer games against people", status=403)
         if self.playing() >= play.max_games:
             raise LeagueError(
                 f"all {play.max_games} seats for games against people are taken; try again soon",

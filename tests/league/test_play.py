@@ -110,6 +110,27 @@ async def test_a_person_plays_a_whole_multi_action_game_recorded_unrated(league)
     assert [b["name"] for b in await league.bots(limit=10, offset=0)] == ["random-py"]
 
 
+async def test_a_page_that_reconnects_gets_the_whole_game_and_plays_on(league):
+    async with league.challenges.running():
+        ch = await league.challenges.start(user(league), "mini", "random-py", "first", "60+1")
+        io = ch.io
+        with io.connected():
+            async for first in io.views():
+                if first["asking"]:
+                    break
+        assert io.connections == 0  # the page went away (a reload)
+        # a click meant for an earlier prompt is not played
+        io.submit(first["legal"][0], first["ask"] - 1)
+        stale = io.view()
+        assert stale["message"].startswith("that was meant for an earlier")
+        assert stale["ask"] == first["ask"]
+        views = await play_first_legal(io)
+    again = views[0]  # the reloaded page gets the same prompt, whole
+    assert again["asking"] and again["ask"] == first["ask"]
+    assert again["board"] == first["board"] and again["legal"] == first["legal"]
+    assert views[-1]["recorded"] and views[-1]["moves"][0]["actions"] == [first["legal"][0]]
+
+
 async def test_a_browser_that_never_comes_back_resigns_after_the_grace(tmp_path):
     league = make(tmp_path, disconnect_grace=0.5)
     try:
@@ -266,3 +287,52 @@ async def test_others_can_watch_the_game_live(league):
         ch.io.submit("resign", None)
         await ch.done.wait()
     assert ch.game_id not in league.live.games and live.finished
+
+
+@pytest.mark.postgres
+def test_a_challenge_never_becomes_a_job_and_a_stop_fails_it_on_postgresql(tmp_path):
+    """With workers (`--no-local-games`) the server re-defers a job for every game in flight
+    without one; a person's game has none on purpose and must never be handed to a worker,
+    and a stop must fail it rather than queue it again (its person is gone)."""
+    from support import postgres_database
+
+    from arena.league import queue
+
+    with postgres_database() as url:
+        engine = sa.create_engine(url)
+        migrations.upgrade(engine)
+        queue.install_schema(engine)
+        engine.dispose()
+        settings = settings_from_dict({"database": url, "games": [MINI]}, root=tmp_path)
+        league = League(settings, store.Database(url))
+        try:
+            league.add_user("alice")
+            league.add_house_bot("alice", BOTS / "random-py")
+            alice = user(league)
+            with league.db.write() as conn:
+                challenge = league.challenges._create(
+                    conn, alice, settings.game("mini"), "random-py", 0
+                )
+                bot = store.active_bots(conn)[0]["version_id"]
+                rated = store.create_game(
+                    conn,
+                    store.NewGame(
+                        kind=store.GameKind.RATED,
+                        variant="mini",
+                        game_name="papagra",
+                        options={},
+                        seed=1,
+                        opening=(),
+                        time_control={},
+                        version0=bot,
+                        version1=store.human_version(conn, alice),
+                    ),
+                )
+            with league.db.read() as conn:
+                assert queue.orphans(conn) == [rated]
+            with league.db.write() as conn:
+                assert store.void_running(conn, store.VoidKind.SERVER_STOPPED, "stop", 3) == 1
+            assert game_row(league, challenge.game_id).state == "failed"
+            assert game_row(league, rated).state == "queued"
+        finally:
+            league.db.dispose()
