@@ -336,3 +336,57 @@ def test_a_challenge_never_becomes_a_job_and_a_stop_fails_it_on_postgresql(tmp_p
             assert game_row(league, rated).state == "queued"
         finally:
             league.db.dispose()
+
+
+def bot_processes(league_dir: Path) -> list[int]:
+    """Processes running from a directory of the league (its bots' working directories)."""
+    out = []
+    for proc in Path("/proc").iterdir():
+        if not proc.name.isdigit():
+            continue
+        try:
+            cwd = (proc / "cwd").resolve()
+        except OSError:
+            continue
+        if cwd.is_relative_to(league_dir):
+            out.append(int(proc.name))
+    return out
+
+
+@pytest.mark.slow
+def test_a_real_server_stopped_mid_game_fails_it_and_leaves_no_bot_behind(tmp_path):
+    import signal
+
+    import httpx
+    from support import Server, cli, make_league
+
+    d = make_league(tmp_path / "league", f"sqlite:///{tmp_path / 'league.sqlite'}",
+                    games='["stripes"]')  # fmt: skip
+    token = cli("league", "user", "add", "ada", "-C", str(d)).strip().splitlines()[-1]
+    cli("league", "bot", "add", str(BOTS / "random-py"), "--owner", "ada", "-C", str(d))
+    server = Server(d)
+    try:
+        web = httpx.Client(base_url=server.url, timeout=30)
+        web.post("/login", data={"csrf": csrf_of(web.get("/login").text), "token": token})
+        csrf = csrf_of(web.get("/play").text)
+        start = web.post(
+            "/play",
+            data={"csrf": csrf, "variant": "stripes", "bot": "random-py", "seat": "first",
+                  "clock": "600+5"},
+        )  # fmt: skip
+        assert start.status_code == 303, start.text
+        game_id = int(start.headers["location"].rsplit("/", 1)[1])
+        # the bot is up, waiting for the person's first move
+        server.wait_for(lambda: bot_processes(d), 30, "the bot's process")
+        assert server.get(f"/api/v1/games/{game_id}").json()["state"] == "running"
+    finally:
+        assert server.stop(signal.SIGTERM) == 0
+    assert bot_processes(d) == []  # reaped before the server exited
+    db = store.Database(f"sqlite:///{tmp_path / 'league.sqlite'}")
+    try:
+        with db.read() as conn:
+            row = conn.execute(sa.select(store.games).where(store.games.c.id == game_id)).one()
+        assert row.kind == "challenge" and row.state == "failed"
+        assert "the server stopped" in row.detail
+    finally:
+        db.dispose()
