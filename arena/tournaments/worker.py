@@ -239,30 +239,45 @@ async def _play_quietly(
     return await play_one(specs, msg, sessions=sessions)
 
 
+#: seconds between the turn reports' writes: turns played in between go in one write
+REPORT_EVERY = 0.05
+
+
 async def _play_reporting(
     specs: list[Any], msg: dict[str, Any], stdout: Any, sessions: Any
 ) -> dict[str, Any]:
-    """`play_one`, with a `turn` message to the runner after every completed turn.
+    """`play_one`, with a `turn` message to the runner for every completed turn.
 
-    The referee's observer is synchronous and must not wait: it encodes the turn and leaves it
-    in a channel, which a task of its own writes to the pipe, so a turn costs the game only
-    its encoding. The channel holds at most one game's turns, and the runner reads its pipe
-    all the time; all of it is written before the game's reply."""
+    The referee's observer is synchronous and must not wait: it encodes the turn and keeps it;
+    at most every REPORT_EVERY seconds the turns kept so far go, in one piece, to a channel
+    that a task of its own writes to the pipe (a game of instant bots plays hundreds of turns
+    a second, a page needs a few updates a second). The channel holds at most one game's
+    turns, and the runner reads its pipe all the time. The last turns are written before the
+    game's reply."""
     gid = msg["game_id"]
     send, receive = trio.open_memory_channel[bytes](math.inf)
+    kept: list[bytes] = []
+    last = [trio.current_time()]
 
     def observer(event: Any) -> None:
-        send.send_nowait(encode({"type": "turn", "game_id": gid, "entry": event.entry}))
+        kept.append(encode({"type": "turn", "game_id": gid, "entry": event.entry}))
+        now = trio.current_time()
+        if now - last[0] >= REPORT_EVERY:
+            send.send_nowait(b"".join(kept))
+            kept.clear()
+            last[0] = now
 
     async def pump() -> None:
         async with receive:
-            async for line in receive:
-                await stdout.send_all(line)
+            async for lines in receive:
+                await stdout.send_all(lines)
 
     async with trio.open_nursery() as nursery:
         nursery.start_soon(pump)
         with send:
             reply = await play_one(specs, msg, sessions=sessions, observer=observer)
+    if kept:
+        await stdout.send_all(b"".join(kept))
     return reply
 
 
