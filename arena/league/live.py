@@ -166,4 +166,10 @@ class Validations:
     signal bumped whenever a version is submitted, starts or finishes validation."""
 
     current: int | None = None
+    #: what the current validation is doing, in words ("game 2 of 4: stripes as blue ...")
+    step: str = ""
     signal: Signal = field(default_factory=Signal)
+
+    def on_step(self, step: str) -> None:
+        self.step = step
+        self.signal.bump()

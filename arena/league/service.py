@@ -417,6 +417,7 @@ class League:
                     await self.validate(v)
                 finally:
                     self.validations.current = None
+                    self.validations.step = ""
                     self.validations.signal.bump()
             with trio.move_on_after(VALIDATION_RETRY):
                 await self._validate_wake.wait()
@@ -436,6 +437,7 @@ class League:
                 self.settings.limits,
                 self.settings.submissions.validation_time_control,
                 isolation=self.settings.isolation,
+                on_step=self.validations.on_step,
             )
         except PlatformFault as e:
             print(f"arena league: validation of {v.bot} v{v.number} voided: {e}", file=sys.stderr)

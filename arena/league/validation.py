@@ -18,6 +18,7 @@ fail the version.
 from __future__ import annotations
 
 import sys
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from functools import partial
 from pathlib import Path
@@ -140,6 +141,7 @@ async def validate_version(
     max_turns: int = CHECK_MAX_TURNS,
     build_limits: Limits = BUILD_LIMITS,
     build_time_limit: float = BUILD_TIMEOUT,
+    on_step: Callable[[str], None] | None = None,
 ) -> ValidationReport:
     """Validate the unpacked version in `bot_dir` (built in place if its manifest says so).
 
@@ -147,12 +149,15 @@ async def validate_version(
     in both seats, `max_turns` turns at most, with `limits` as the ceiling for the bot's
     manifest and `isolation` replacing its isolation mode. Returns the report; raises
     PlatformFault when the platform failed (then nothing is known about the bot).
+    `on_step` is told what is being done, in words (the submission page shows it).
     """
+    step = on_step or (lambda _: None)
     try:
         bot = load_submitted_bot(bot_dir)
     except LeagueError as exc:
         return ValidationReport(False, "manifest", str(exc))
     build_output = ""
+    step("building the bot" if bot.build else "reading the manifest")
     try:
         built = await build_bot(bot, limits=build_limits, time_limit=build_time_limit, force=True)
     except BuildError as exc:
@@ -161,6 +166,7 @@ async def validate_version(
         raise PlatformFault(f"the build sandbox failed: {exc}") from exc
     if built is not None:
         build_output = _last_lines(built.stderr.strip() or built.stdout.strip())
+    step("checking that the program starts")
     try:
         await trio.to_thread.run_sync(
             partial(check_startable, bot, isolation=isolation, build=False)
@@ -176,6 +182,10 @@ async def validate_version(
     for index, (variant, options) in enumerate(variants):
         colours = game_class(variant).colours
         for seat in (0, 1):
+            step(
+                f"game {len(games) + 1} of {2 * len(variants)}: {variant} as {colours[seat]}"
+                " against the random bot"
+            )
             config = MatchConfig(
                 game=variant,
                 options={**options, "max_turns": str(max_turns)},

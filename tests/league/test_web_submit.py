@@ -109,7 +109,10 @@ def test_a_submission_goes_to_its_status_page_queued(site):
     assert 'data-events="' + url + '/events"' in status.text
     # the validator picks it up: the page says so
     league.validations.current = int(url.rsplit("/", 1)[1])
-    assert 'data-state="validating"' in client.get(url).text
+    league.validations.step = "game 1 of 2: stripes as red against the random bot"
+    page = client.get(url).text
+    assert 'data-state="validating"' in page
+    assert "Now: game 1 of 2: stripes as red against the random bot." in page
 
 
 def test_the_form_refuses_a_missing_or_stale_csrf_token(site):

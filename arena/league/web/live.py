@@ -77,7 +77,8 @@ async def watch_page(request: Request) -> Response:
         title=f"Game {game_id}",
         game=game,
         live=live.summary() if live is not None else None,
-        local=league.live.local,
+        # a person's challenge is played here even when league games are not
+        local=league.live.local or live is not None,
         replay=replay,
     )
 

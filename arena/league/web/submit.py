@@ -128,6 +128,7 @@ async def _status(league: League, version_id: int) -> dict[str, Any]:
         "state": state,
         "final": state in FINAL,
         "ahead": info["ahead"],
+        "step": league.validations.step if state == "validating" else "",
         "report": v.validation,
         "variants": league.variants,
     }
