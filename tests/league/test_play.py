@@ -208,6 +208,7 @@ def test_the_form_starts_a_game_played_over_the_websocket(site):
     client, _ = site
     form = client.get("/play")
     assert form.status_code == 200 and 'value="random-py"' in form.text
+    assert '<option value="stripes" selected>' in client.get("/play?variant=stripes").text
     bad = client.post(
         "/play",
         data={"csrf": csrf_of(form.text), "variant": "mini", "bot": "random-py",

@@ -74,7 +74,9 @@ async def _form(request: Request, status: int = 200, **context: Any) -> Response
 
 
 async def play_form(request: Request) -> Response:
-    return await _form(request)
+    """The form; `?bot=NAME&variant=LABEL` preselects (a bot's page links here)."""
+    chosen = {k: request.query_params[k] for k in ("bot", "variant") if k in request.query_params}
+    return await _form(request, values=chosen)
 
 
 async def play_start(request: Request) -> Response:

@@ -150,6 +150,14 @@ def test_play_a_whole_game_against_random_py_by_clicking(driver, league, tmp_pat
             illegal += 1
             wait(driver, partial(asked_again, since=last_ask), 20, "asked again")
             last_ask = state(driver)[1]
+            # what a person types comes back as text, never as markup
+            hostile = '<img src=x id=injected onerror="document.title=1">'
+            driver.find_element(By.ID, "line").send_keys(hostile)
+            driver.find_element(By.ID, "send").click()
+            wait(driver, partial(asked_again, since=last_ask), 20, "asked again")
+            last_ask = state(driver)[1]
+            assert driver.find_element(By.ID, "message").text.startswith("<img")
+            assert not driver.find_elements(By.ID, "injected")
         legal = driver.find_elements(By.CSS_SELECTOR, "#board g.play-legal")
         assert legal, "my turn, yet no cell is highlighted"
         if clicks == 2 and not typed:
