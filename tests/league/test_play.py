@@ -20,11 +20,14 @@ from typing import Any
 import pytest
 import sqlalchemy as sa
 import trio
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
 from support import BOTS
 
 from arena.league import migrations, store
+from arena.league.challenges import BrowserIO
 from arena.league.errors import LeagueError
 from arena.league.service import League
 from arena.league.settings import settings_from_dict
@@ -391,3 +394,76 @@ def test_a_real_server_stopped_mid_game_fails_it_and_leaves_no_bot_behind(tmp_pa
         assert "the server stopped" in row.detail
     finally:
         db.dispose()
+
+
+# --- whatever a page sends ------------------------------------------------------------------
+
+_NOISE = st.one_of(
+    st.text(max_size=12),
+    st.sampled_from(["?", "help", "", "a1 a1", "-a1", "z0", "1", "pass", "<b>x</b>"]),
+)
+
+
+@settings(max_examples=15, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(
+    noise=st.lists(st.tuples(_NOISE, st.integers(-2, 2)), max_size=30),
+    seed=st.integers(0, 2**31),
+)
+def test_whatever_a_page_sends_the_referee_sees_only_legal_moves(noise, seed):
+    """Two people in the browser's seat (no subprocess: fast), their pages sending noise (any
+    text, answers to wrong prompts) before each real action: the game always ends by the
+    rules, nobody forfeits, and the record replays."""
+    from arena.referee import MatchConfig, TimeControl, play_match
+    from arena.referee.human import HumanPlayer
+
+    async def main():
+        tc = TimeControl(startup=10.0, base=600.0)
+        ios = [
+            BrowserIO(
+                game_id=1,
+                variant="mini",
+                game_name="papagra",
+                options=MINI["options"],
+                seat=s,
+                names=("@a", "@b"),
+                clocks=(tc, tc),
+                grace=600.0,
+            )
+            for s in (0, 1)
+        ]
+        todo = list(noise)
+
+        async def person(io):
+            with io.connected():
+                async for view in io.views():
+                    if view["asking"]:
+                        while todo:
+                            text, offset = todo.pop()
+                            if not text.strip().lower().startswith("resign"):
+                                io.submit(text, view["ask"] + offset)
+                        io.submit(view["legal"][seed % len(view["legal"])], view["ask"])
+                    if view["result"] is not None:
+                        return
+
+        config = MatchConfig(
+            "papagra",
+            MINI["options"],
+            (HumanPlayer(ios[0], "@a"), HumanPlayer(ios[1], "@b")),
+            tc,
+            seed=seed,
+        )
+        async with trio.open_nursery() as nursery:
+            for io in ios:
+                nursery.start_soon(person, io)
+            with trio.fail_after(60):
+                record = await play_match(
+                    config, observer=lambda ev: [io.on_turn(ev) for io in ios]
+                )
+        return record
+
+    record = trio.run(main)
+    assert record.result["reason"] in ("max_turns", "repetition", "board_full", "no_moves")
+    assert not record.result["forfeit"]
+    assert not any(a.get("illegal") for t in record.turns for a in t["actions"])
+    *_, (_, state) = record.replay_states()
+    assert state.describe() == record.final_position
