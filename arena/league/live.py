@@ -63,6 +63,8 @@ class LiveGame:
     _builder: Any = None
     _built: int = 0
     broken: str | None = None
+    #: one maker of frames at a time (they are made in a thread, see `update`)
+    _lock: trio.Lock = field(default_factory=trio.Lock)
 
     @property
     def turns(self) -> int:
@@ -90,6 +92,26 @@ class LiveGame:
             self.broken = str(e)
             return None
         return b.data()
+
+    async def update(self, sent: int) -> tuple[str | None, Any]:
+        """What a reader that has `sent` steps gets next: ("start", the replay so far) when it
+        has none, ("steps", {"from", "steps"}) with the new ones, ("unavailable", {"reason"}),
+        or (None, None) when nothing is new. The frames of new turns are made in a thread, one
+        thread at a time per game, so a long game's first watcher (hundreds of turns to draw)
+        never holds up the server's other work."""
+        async with self._lock:
+            if self.broken is None and (
+                self._builder is None or self._built < len(self.record.turns)
+            ):
+                await trio.to_thread.run_sync(self.frames)
+            if self.broken is not None:
+                return "unavailable", {"reason": self.broken}
+            steps = self._builder.steps
+            if sent == 0:
+                return "start", {**self._builder.data(), "steps": steps[:]}
+            if len(steps) > sent:
+                return "steps", {"from": sent, "steps": steps[sent:]}
+            return None, None
 
     def summary(self) -> dict[str, Any]:
         return {

@@ -13,9 +13,10 @@ import httpx
 import pytest
 import sqlalchemy as sa
 from starlette.testclient import TestClient
-from support import Server, cli, make_league
+from support import ROOT, Server, cli, make_league
 
 from arena.league import migrations, store
+from arena.league.live import LiveGames
 from arena.league.service import League
 from arena.league.settings import settings_from_dict
 from arena.league.web.app import create_app
@@ -173,3 +174,55 @@ def test_the_live_list_names_games_in_flight_escaped_and_remote_games_are_said(s
     assert "played by remote workers" in client.get("/live").text
     assert client.get("/games/99/live").status_code == 404
     assert client.get("/live/99").status_code == 404
+
+
+async def played_record() -> GameRecord:
+    from arena.referee import MatchConfig, load_bot, play_match
+
+    bot = load_bot(ROOT / "bots" / "random-py")
+    config = MatchConfig(game="stripes", options={}, bots=(bot, bot), seed=3)
+    return await play_match(config)
+
+
+async def test_frames_made_turn_by_turn_are_the_replay_and_readers_keep_their_place():
+    record = await played_record()
+    games = LiveGames()
+    match = {
+        "game": record.game,
+        "options": record.options,
+        "seed": record.seed,
+        "opening": record.opening,
+        "time_control": record.time_control,
+    }
+    games.start(1, "stripes", match, ["a", "b"])
+    game = games.get(1)
+    kind, data = await game.update(0)
+    assert kind == "start" and len(data["steps"]) == 1  # the position before any turn
+    readers = {"fast": 1, "slow": 1}
+    got: list[dict] = list(data["steps"])
+    for i, entry in enumerate(record.turns):
+        games.turn(1, entry)
+        kind, data = await game.update(readers["fast"])
+        assert kind == "steps" and data["from"] == readers["fast"]
+        readers["fast"] += len(data["steps"])
+        got.extend(data["steps"])
+        if i % 7 == 0:  # a slow reader catches up with everything since it last looked
+            kind, data = await game.update(readers["slow"])
+            assert kind == "steps" and data["from"] == readers["slow"]
+            readers["slow"] += len(data["steps"])
+    assert await game.update(readers["fast"]) == (None, None)
+    replay = replay_data(record)["steps"]
+    assert [(s["action"], s.get("cells")) for s in got] == [
+        (s["action"], s.get("cells")) for s in replay
+    ]
+    games.end(1)
+    assert game.finished and games.list() == []
+
+
+async def test_turns_that_do_not_replay_stop_the_live_view_not_the_game():
+    games = LiveGames()
+    tc = TimeControl(base=5.0).to_dict()
+    games.start(2, "stripes", {"game": "stripes", "options": {}, "time_control": tc}, ["a", "b"])
+    games.turn(2, {"turn": 1, "seat": 0, "actions": [{"action": "zz99"}]})
+    kind, data = await games.get(2).update(0)
+    assert kind == "unavailable" and "zz99" in data["reason"]

@@ -140,20 +140,16 @@ async def _send_frames(game: LiveGame, emit: Emit) -> None:
     sent = 0
     while not game.finished:
         seen = game.signal.generation
-        data = game.frames()
-        if data is None:
-            await emit("unavailable", {"reason": game.broken})
+        kind, data = await game.update(sent)
+        if kind == "unavailable":
+            await emit(kind, data)
             while not game.finished:
                 with trio.move_on_after(PING):
                     await game.signal.wait_past(game.signal.generation)
             return
-        steps = data["steps"]
-        if sent == 0:
-            await emit("start", data)
-            sent = len(steps)
-        elif len(steps) > sent:
-            await emit("steps", {"from": sent, "steps": steps[sent:]})
-            sent = len(steps)
+        if kind is not None:
+            await emit(kind, data)
+            sent = len(data["steps"]) if kind == "start" else data["from"] + len(data["steps"])
         with trio.move_on_after(PING):
             await game.signal.wait_past(seen)
 
