@@ -8,7 +8,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import secrets
 import signal
 import sys
 import tempfile
@@ -273,7 +272,9 @@ def cmd_match(args: argparse.Namespace) -> int:
     bots = (load_bot(args.bot_a), load_bot(args.bot_b))
     for bot in bots:  # a bot that cannot start is an error, not a lost game
         _preflight(bot, args.isolation)
-    seed = args.seed if args.seed is not None else secrets.randbelow(2**31)
+    seed = (
+        args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big") >> 1
+    )  # 0 .. 2^31-1
     config = MatchConfig(
         game=args.game,
         options=options,

@@ -17,13 +17,11 @@ from __future__ import annotations
 import contextlib
 import fcntl
 import functools
-import hashlib
 import os
 import shlex
 import shutil
 import subprocess
 import sys
-import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -131,6 +129,8 @@ class BotSpec:
                 return _file_sha256(str(path), st.st_dev, st.st_ino, st.st_size, st.st_ctime_ns)
             except OSError:
                 pass
+        import hashlib  # here: its OpenSSL start-up is a cost of every arena command
+
         h = hashlib.sha256()
         h.update(shlex.join(self.command).encode())
         return "sha256:" + h.hexdigest()
@@ -253,6 +253,8 @@ def _file_sha256(path: str, dev: int, ino: int, size: int, ctime_ns: int) -> str
     game of a tournament records its bots' hashes, and reading the file each time was a
     per-game cost. Any write to the file changes its ctime (which, unlike the mtime, cannot
     be set back), a replacement its inode."""
+    import hashlib
+
     h = hashlib.sha256()
     with open(path, "rb") as f:
         for block in iter(lambda: f.read(1 << 20), b""):
@@ -307,6 +309,8 @@ def bot_from_command(source: str) -> BotSpec:
 
 def load_manifest(path: Path, source: str | None = None) -> BotSpec:
     """Parse and check a `bot.toml`; every error names the file and the key."""
+    import tomllib  # here: only a bot with a manifest needs it
+
     path = path.resolve()
     where = str(path)
     try:

@@ -18,7 +18,6 @@ import contextlib
 import errno
 import os
 import re
-import secrets
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -152,7 +151,7 @@ class BotCgroup:
     @classmethod
     def create(cls, system: CgroupSystem, memory_bytes: int, pids_max: int) -> BotCgroup:
         """Make the directories and set the limits; raises OSError on failure."""
-        name = f"arena-{os.getpid()}-{secrets.token_hex(4)}"
+        name = f"arena-{os.getpid()}-{os.urandom(4).hex()}"
         cg = cls(system)
         try:
             parents = {
