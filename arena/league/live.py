@@ -113,6 +113,15 @@ class LiveGame:
                 return "steps", {"from": sent, "steps": steps[sent:]}
             return None, None
 
+    async def position_svg(self) -> str | None:
+        """The engine's picture of the position now (for a page without JavaScript)."""
+
+        def draw() -> str | None:
+            return None if self.frames() is None else self._builder.before.render_svg()
+
+        async with self._lock:
+            return await trio.to_thread.run_sync(draw)
+
     def summary(self) -> dict[str, Any]:
         return {
             "id": self.game_id,

@@ -126,6 +126,11 @@ def test_a_game_streams_its_frames_live_and_they_are_its_replay(served):
         stalled.__exit__(None, None, None)
     # a client that goes away is forgotten at once: its stream stops watching the game
     game_id = server.wait_for(lambda: game_in_flight(server), 60, "a game in flight")
+    # without JavaScript the page shows the position as it was when it was made, and reloads
+    page = server.get(f"/live/{game_id}").text
+    if 'data-live-game="' in page:  # (else the game ended in between: nothing to see)
+        assert '<div class="arena-board live-still"><svg' in page
+        assert '<noscript><meta http-equiv="refresh" content="5"></noscript>' in page
     url = f"{server.url}/games/{game_id}/live"
     with httpx.Client(timeout=httpx.Timeout(60, read=30)) as gone:
         with gone.stream("GET", url) as response:

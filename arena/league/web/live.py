@@ -69,6 +69,7 @@ async def watch_page(request: Request) -> Response:
     game = await league.game(game_id)
     live = league.live.get(game_id)
     replay = None
+    board = await live.position_svg() if live is not None else None
     if game["state"] == "finished":
         replay = await _replay(league, game_id)
     return render(
@@ -80,6 +81,7 @@ async def watch_page(request: Request) -> Response:
         # a person's challenge is played here even when league games are not
         local=league.live.local or live is not None,
         replay=replay,
+        board=board,
     )
 
 
