@@ -263,11 +263,17 @@ def test_only_the_player_may_open_the_socket(site):
     game_id = int(start.headers["location"].rsplit("/", 1)[1])
     url = f"ws://league.test/play/{game_id}/ws"
     evil = {"Origin": "http://evil.example"}
-    with pytest.raises(WebSocketDisconnect), client.websocket_connect(url, headers=evil) as ws:
+    with pytest.raises(WebSocketDisconnect) as e, client.websocket_connect(url, headers=evil) as ws:
         ws.receive_json()
+    assert e.value.code == 1008 and e.value.reason.startswith("only the person playing")
     stranger = TestClient(client.app, base_url="http://league.test", backend="trio")
-    with stranger, pytest.raises(WebSocketDisconnect), stranger.websocket_connect(url) as ws:
+    with stranger, pytest.raises(WebSocketDisconnect) as e, stranger.websocket_connect(url) as ws:
         ws.receive_json()
+    assert e.value.code == 1008
+    elsewhere = f"ws://league.test/play/{game_id + 99}/ws"
+    with pytest.raises(WebSocketDisconnect) as e, client.websocket_connect(elsewhere) as ws:
+        ws.receive_json()
+    assert e.value.reason == "this game is not in play on this server"
     with client.websocket_connect(f"ws://league.test/play/{game_id}/ws") as ws:
         view = ws.receive_json()
         while not view["asking"]:

@@ -129,12 +129,17 @@ async def play_socket(ws: WebSocket) -> None:
     league = _league(ws)
     challenge = league.challenges.games.get(ws.path_params["game_id"])
     user = await current_user(ws)  # type: ignore[arg-type]
-    if (
-        challenge is None or user is None or user.id != challenge.user_id or not _same_origin(ws)  # type: ignore[arg-type]
-    ):
-        await ws.close(code=1008)
-        return
+    refusal = None
+    if challenge is None:
+        refusal = "this game is not in play on this server"
+    elif user is None or user.id != challenge.user_id or not _same_origin(ws):  # type: ignore[arg-type]
+        refusal = "only the person playing this game can play it"
     await ws.accept()
+    if refusal is not None or challenge is None:
+        # accepted first, so that the page gets the reason (a refused handshake is only a
+        # failed connection to a browser, which would try again)
+        await ws.close(code=1008, reason=refusal or "")
+        return
     io = challenge.io
     with io.connected():
         async with trio.open_nursery() as nursery:

@@ -287,9 +287,17 @@
     socket = new WebSocket(scheme + location.host + data.ws);
     socket.addEventListener("open", function () { retries = 0; });
     socket.addEventListener("message", function (e) { receive(JSON.parse(e.data)); });
-    socket.addEventListener("close", function () {
+    socket.addEventListener("close", function (e) {
       socket = null;
       if (view && view.final) return;
+      if (e.code === 1008) { // refused: the game is over here, or not this person's
+        statusBox.textContent = (e.reason || "this game cannot be played here") + ". ";
+        var link = document.createElement("a");
+        link.href = "/games/" + data.game_id;
+        link.textContent = "See the game's page.";
+        statusBox.appendChild(link);
+        return;
+      }
       statusBox.textContent = "connection lost; reconnecting\u2026";
       retries += 1;
       if (retries > 30) { statusBox.textContent = "connection lost; reload the page"; return; }
