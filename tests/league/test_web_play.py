@@ -242,6 +242,8 @@ def test_the_form_starts_a_game_played_over_the_websocket(site):
             if view["final"]:
                 break
     assert views[-1]["recorded"] and views[-1]["you"] == 1
+    # the board is sent when it changed only (it is the bulk of a message)
+    assert views[0]["board"].startswith("<svg") and any(v["board"] is None for v in views)
     assert views[-1]["players"][1]["clock"] == "120+2"
     detail = client.get(f"/api/v1/games/{game_id}").json()
     assert detail["kind"] == "challenge" and detail["rated"] is False

@@ -3,7 +3,8 @@
 `GET /play` is the form (variant, bot, seat, the person's clock), `POST /play` starts the game
 (arena/league/challenges.py) and redirects to `/play/{id}`, the board. The board talks to its
 game over one websocket, `/play/{id}/ws`: the server sends the game's whole view on every
-change (JSON, `BrowserIO.view`), the page sends `{"line": TEXT, "ask": N}`, a line of the game's
+change (JSON, `BrowserIO.view`; `board` is null when the board has not changed since the last
+message), the page sends `{"line": TEXT, "ask": N}`, a line of the game's
 notation (or `resign`, or an empty line to end a turn early) answering prompt number N. Only the
 person playing may open it, and only from this site's pages (its Origin is checked as forms'
 are, since a websocket carries the session cookie but no CSRF token).
@@ -145,8 +146,14 @@ async def play_socket(ws: WebSocket) -> None:
         async with trio.open_nursery() as nursery:
 
             async def send_views() -> None:
+                board = None
                 try:
                     async for view in io.views():
+                        # the board (up to a few hundred kB of SVG) only when it changed
+                        if view["board"] == board:
+                            view = {**view, "board": None}
+                        else:
+                            board = view["board"]
                         await ws.send_json(view)
                     await ws.close(code=1000)
                 except Exception:  # the page went away while we were sending

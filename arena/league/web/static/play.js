@@ -267,6 +267,7 @@
   function sendDisabled() { return !!view.result || !!view.final; }
 
   function receive(next) {
+    if (next.board === null && view) next.board = view.board; // unchanged: not sent again
     var movesChanged = !view || next.moves.length !== view.moves.length;
     if (!view || next.ask !== view.ask) picked = [];
     view = next;
