@@ -129,3 +129,41 @@ def test_text_from_bots_stays_text(browser, replay_file):
     for selector in ("img", ".arena-viewer script", ".arena-logs b", ".arena-logs svg"):
         assert browser.find_elements(By.CSS_SELECTOR, selector) == []
     assert browser.execute_script("return document.scripts.length") == 2
+
+
+GROW = """
+const [data, k] = arguments;
+// every cell's drawing, by name (marking moves groups, so the DOM order is no measure)
+const cells = el => JSON.stringify(Array.from(el.querySelectorAll('g[data-cell]'),
+  g => [g.getAttribute('data-cell'), g.innerHTML]).sort());
+const whole = document.createElement('div');
+const part = document.createElement('div');
+document.body.append(whole, part);
+const a = ArenaViewer.mount(whole, data);
+const b = ArenaViewer.mount(part, Object.assign({}, data, {steps: data.steps.slice(0, k)}));
+b.show(k - 1);
+b.append(data.steps.slice(k, k + 3));
+b.append(data.steps.slice(k + 3));
+const bad = [];
+if (b.count !== a.count) bad.push('count ' + b.count + ' != ' + a.count);
+if (b.position() !== a.count - 1) bad.push('did not follow the last step');
+const buttons = el => el.querySelectorAll('.arena-moves button').length;
+if (buttons(part) !== buttons(whole)) bad.push('move list');
+for (let i = a.count - 1; i >= 0; i--) {
+  a.show(i); b.show(i);
+  if (cells(whole) !== cells(part)) bad.push('board at step ' + i);
+}
+whole.remove(); part.remove();
+return bad;
+"""
+
+
+def test_a_viewer_that_grows_by_append_shows_what_a_whole_one_shows(browser, replay_file):
+    """The league's live pages mount the steps so far and append the rest as they are
+    played: every step then looks as in a viewer mounted on the whole replay."""
+    path, data = replay_file
+    load(browser, path)
+    n = len(data["steps"])
+    for k in (1, 2, n // 2, n - 1):
+        assert browser.execute_script(GROW, data, k) == [], k
+    assert console_errors(browser) == []
