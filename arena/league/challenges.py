@@ -319,6 +319,8 @@ class Challenges:
         self.league = league
         self.settings = league.settings
         self.games: dict[int, Challenge] = {}
+        #: people whose game row is being written (see `start`)
+        self._starting: set[int] = set()
         self._nursery: trio.Nursery | None = None
 
     @asynccontextmanager
@@ -373,17 +375,28 @@ class Challenges:
         mine = self.of_user(user.id)
         if mine is not None:
             raise LeagueError(f"you are playing game {mine.game_id} already", status=409)
+        if user.id in self._starting:
+            raise LeagueError("your game is being started", status=409)
         if self._nursery is None:
             raise LeagueError("this server is not playing games against people now", status=503)
         if play.max_games == 0:
             raise LeagueError("this league does not offer games against people", status=403)
-        if self.playing() >= play.max_games:
+        if self.playing() + len(self._starting) >= play.max_games:
             raise LeagueError(
                 f"all {play.max_games} seats for games against people are taken; try again soon",
                 status=429,
             )
         human = {"first": 0, "second": 1}.get(seat, secrets.randbelow(2))
-        claim = await league.write(self._create, user, entry, bot, human)
+        # the checks above hold while the game row is written: a second form sent at once
+        # (a double click) is refused rather than started too
+        self._starting.add(user.id)
+        try:
+            claim = await league.write(self._create, user, entry, bot, human)
+        finally:
+            self._starting.discard(user.id)
+        if self._nursery is None:  # the server stopped meanwhile
+            await trio.to_thread.run_sync(self._fail_leftovers)
+            raise LeagueError("this server is not playing games against people now", status=503)
         job = job_from_claim(claim, self.settings)
         names = (claim.manifests[0]["league_name"], claim.manifests[1]["league_name"])
         tcs = [self.settings.time_control, self.settings.time_control]

@@ -185,6 +185,30 @@ async def test_choices_are_checked_and_one_game_per_person(league):
     assert game_row(league, ch.game_id).reason == "resign"
 
 
+async def test_a_double_click_on_start_starts_one_game(league):
+    outcomes = []
+
+    async def start():
+        try:
+            outcomes.append(await league.challenges.start(user(league), "mini", "random-py",
+                                                          "first", "60+1"))  # fmt: skip
+        except LeagueError as e:
+            outcomes.append(e)
+
+    async with league.challenges.running():
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(start)
+            nursery.start_soon(start)
+        (game,) = [o for o in outcomes if not isinstance(o, LeagueError)]
+        (refused,) = [o for o in outcomes if isinstance(o, LeagueError)]
+        assert refused.status == 409
+        game.io.submit("resign", None)
+        await game.done.wait()
+    with league.db.read() as conn:
+        kinds = conn.execute(sa.select(store.games.c.kind)).scalars().all()
+    assert kinds == ["challenge"]
+
+
 # --- through the websocket route ------------------------------------------------------------
 
 
