@@ -211,6 +211,7 @@ class League:
             raise LeagueError(f"no bot {name!r}", status=404)
         detail.pop("owner_id")
         detail.pop("id")
+        detail.pop("disabled_by")
         return detail
 
     async def version(self, name: str, number: int) -> dict[str, Any]:
@@ -310,7 +311,8 @@ class League:
                 field="name",
             )
         if bot is not None and bot.disabled:
-            raise LeagueError(f"bot {bot_name!r} is disabled by an admin", status=403)
+            who = "retired by you" if bot.disabled_by == "owner" else "disabled by an admin"
+            raise LeagueError(f"bot {bot_name!r} is {who}", status=403)
 
     def check_rate(self, conn: Any, user: store.User) -> None:
         since = (datetime.now(UTC) - timedelta(hours=1)).isoformat(timespec="milliseconds")
@@ -483,15 +485,32 @@ class League:
     async def disable_bot(self, user: store.User, name: str, disabled: bool = True) -> None:
         if not user.is_admin:
             raise LeagueError("only admins can disable bots", status=403)
+        await self._set_bot_disabled(user, name, disabled, owner_may=False)
 
+    async def retire_bot(self, user: store.User, name: str, retired: bool = True) -> None:
+        """The bot page's retire/reactivate: its owner (or an admin) takes it off the ladder or
+        puts it back; a bot an admin disabled stays disabled until an admin enables it."""
+        await self._set_bot_disabled(user, name, retired, owner_may=True)
+
+    async def _set_bot_disabled(
+        self, user: store.User, name: str, disabled: bool, *, owner_may: bool
+    ) -> None:
         def run(conn: Any) -> None:
             bot = store.bot_by_name(conn, name)
             if bot is None:
                 raise LeagueError(f"no bot {name!r}", status=404)
-            store.set_bot_disabled(conn, bot.id, disabled)
+            owner = owner_may and bot.owner_id == user.id
+            if not (user.is_admin or owner):
+                raise LeagueError("only the bot's owner or an admin can do this", status=403)
+            if not user.is_admin and bot.disabled and bot.disabled_by != "owner":
+                raise LeagueError(f"bot {name!r} is disabled by an admin", status=403)
+            store.set_bot_disabled(conn, bot.id, disabled, "owner" if owner else "admin")
 
         await self.write(run)
         self.cache.changed()
+        if not disabled:
+            self.on_activated()
+            self.on_submitted()
 
     async def disable_user(self, user: store.User, name: str, disabled: bool = True) -> None:
         if not user.is_admin:

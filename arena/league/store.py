@@ -118,6 +118,8 @@ bots = Table(
     Column("owner_id", Integer, ForeignKey("users.id"), nullable=False),
     Column("disabled", Boolean, nullable=False, default=False),
     Column("created_at", String(32), nullable=False),
+    # who disabled it: "owner" (retired from its page; the owner may reactivate it) or "admin"
+    Column("disabled_by", String(16)),
 )
 
 versions = Table(
@@ -198,8 +200,22 @@ seats = Table(
     Column("bot_id", Integer, ForeignKey("bots.id"), nullable=False),
     Column("variant", String(32), nullable=False),
     Column("outcome", String(8)),  # win, draw, loss, forfeit; NULL until finished
+    # the version's rating in this variant before and after a rated game (`_rate`): the pages'
+    # rating history; NULL for unrated games
+    Column("mu_before", Float),
+    Column("sigma_before", Float),
+    Column("mu_after", Float),
+    Column("sigma_after", Float),
     Index("ix_seats_bot_game", "bot_id", "game_id"),
     Index("ix_seats_version_game", "version_id", "game_id"),
+    Index("ix_seats_version_variant_game", "version_id", "variant", "game_id"),
+    Index(
+        "ix_seats_forfeits",
+        "version_id",
+        "variant",
+        sqlite_where=sa.text("outcome = 'forfeit'"),
+        postgresql_where=sa.text("outcome = 'forfeit'"),
+    ),
 )
 
 records = Table(
@@ -654,9 +670,16 @@ def set_version_state(conn: Connection, version_id: int, state: VersionState) ->
     )
 
 
-def set_bot_disabled(conn: Connection, bot_id: int, disabled: bool) -> bool:
-    """Disable a bot: it leaves matchmaking (its active version is disabled), keeps its games."""
-    done = conn.execute(bots.update().where(bots.c.id == bot_id).values(disabled=disabled)).rowcount
+def set_bot_disabled(conn: Connection, bot_id: int, disabled: bool, by: str = "admin") -> bool:
+    """Disable a bot (`by` "admin", or "owner": retired): it leaves matchmaking (its active
+    version is disabled) and keeps its games. Enabling it again puts back its newest version
+    that had passed validation as active, and any version disabled while it was validating
+    back in the validation queue."""
+    done = conn.execute(
+        bots.update()
+        .where(bots.c.id == bot_id)
+        .values(disabled=disabled, disabled_by=by if disabled else None)
+    ).rowcount
     if disabled:
         conn.execute(
             versions.update()
@@ -666,6 +689,22 @@ def set_bot_disabled(conn: Connection, bot_id: int, disabled: bool) -> bool:
             )
             .values(state=VersionState.DISABLED)
         )
+        return done == 1
+    mine = versions.c.bot_id == bot_id
+    newest = conn.execute(
+        sa.select(sa.func.max(versions.c.id)).where(mine, versions.c.activated_at.is_not(None))
+    ).scalar()
+    if newest is not None:
+        conn.execute(
+            versions.update()
+            .where(versions.c.id == newest, versions.c.state == VersionState.DISABLED)
+            .values(state=VersionState.ACTIVE)
+        )
+    conn.execute(
+        versions.update()
+        .where(mine, versions.c.state == VersionState.DISABLED, versions.c.validation.is_(None))
+        .values(state=VersionState.VALIDATING)
+    )
     return done == 1
 
 
@@ -901,6 +940,14 @@ def _rate(conn: Connection, game_id: int, points0: float, forfeit: bool) -> None
     r0, r1 = rows[g.version0], rows[g.version1]
     s0, s1 = rate(Skill(r0.mu, r0.sigma), Skill(r1.mu, r1.sigma), points0)
     now = now_iso()
+    for seat, (row, skill) in enumerate(((r0, s0), (r1, s1))):
+        conn.execute(
+            seats.update()
+            .where(seats.c.game_id == game_id, seats.c.seat == seat)
+            .values(
+                mu_before=row.mu, sigma_before=row.sigma, mu_after=skill.mu, sigma_after=skill.sigma
+            )
+        )
     for row, skill, pts in ((r0, s0, points0), (r1, s1, 1.0 - points0)):
         conn.execute(
             ratings.update()
@@ -1060,17 +1107,47 @@ def replace_official(conn: Connection, variant: str, rows: list[dict[str, Any]])
 # --- reads for the API -----------------------------------------------------------------------
 
 
+#: the leaderboard's sortable columns (the pages' ?sort=), each as an expression of the query
+LEADERBOARD_SORTS = (
+    "rank",
+    "bot",
+    "owner",
+    "version",
+    "rating",
+    "elo",
+    "games",
+    "wins",
+    "draws",
+    "losses",
+    "forfeits",
+)
+
+
 def leaderboard(
-    conn: Connection, variant: str, *, limit: int, offset: int, include_retired: bool = False
+    conn: Connection,
+    variant: str,
+    *,
+    limit: int,
+    offset: int,
+    include_retired: bool = False,
+    sort: str = "rank",
+    descending: bool = False,
 ) -> list[dict[str, Any]]:
-    """Versions by conservative rating (mu - 3 sigma), with their official Elo if fitted."""
+    """Versions by conservative rating (mu - 3 sigma), with their official Elo if fitted.
+
+    `rank` is always the place by rating; `sort` (one of LEADERBOARD_SORTS) only orders the
+    rows, ties broken by rank. A variant has at most a few thousand versions, so any order is
+    a sort of that many rows."""
     states = [VersionState.ACTIVE]
     if include_retired:
         states += [VersionState.RETIRED, VersionState.DISABLED]
-    rows = conn.execute(
+    by_rating = (ratings.c.score.desc(), ratings.c.version_id)
+    ranked = (
         sa.select(
             ratings,
+            sa.func.row_number().over(order_by=by_rating).label("rank"),
             bots.c.name.label("bot"),
+            users.c.name.label("owner"),
             versions.c.number,
             versions.c.state,
             official.c.elo,
@@ -1078,19 +1155,30 @@ def leaderboard(
         )
         .join(versions, versions.c.id == ratings.c.version_id)
         .join(bots, bots.c.id == versions.c.bot_id)
+        .join(users, users.c.id == bots.c.owner_id)
         .outerjoin(
             official,
             sa.and_(official.c.version_id == ratings.c.version_id, official.c.variant == variant),
         )
         .where(ratings.c.variant == variant, versions.c.state.in_(states))
-        .order_by(ratings.c.score.desc(), ratings.c.version_id)
-        .limit(limit)
-        .offset(offset)
     )
+    if sort == "rank" and not descending:
+        rows = conn.execute(ranked.order_by(*by_rating).limit(limit).offset(offset))
+    else:
+        sub = ranked.subquery()
+        column = {
+            "rating": sub.c.score,
+            "version": sub.c.number,
+        }.get(sort) or sub.c[sort if sort in LEADERBOARD_SORTS and sort in sub.c else "rank"]
+        key = column.desc() if descending else column.asc()
+        rows = conn.execute(
+            sa.select(sub).order_by(key.nulls_last(), sub.c.rank).limit(limit).offset(offset)
+        )
     return [
         {
-            "rank": offset + i + 1,
+            "rank": r.rank,
             "bot": r.bot,
+            "owner": r.owner,
             "version": r.number,
             "version_id": r.version_id,
             "state": r.state,
@@ -1106,7 +1194,7 @@ def leaderboard(
             "elo_ci95": None if r.ci95 is None else round(r.ci95, 1),
             "last_game_at": r.last_game_at,
         }
-        for i, r in enumerate(rows)
+        for r in rows
     ]
 
 
@@ -1149,6 +1237,7 @@ def bot_detail(conn: Connection, name: str) -> dict[str, Any] | None:
     out = _bot_dict(r)
     out["id"] = r.id
     out["owner_id"] = r.owner_id
+    out["disabled_by"] = r.disabled_by
     vs = bot_versions(conn, r.id)
     out["latest_version"] = vs[0].number if vs else None
     out["versions"] = [version_summary(v) for v in vs]
@@ -1267,12 +1356,19 @@ def list_games(
     variant: str | None = None,
     outcome: str | None = None,
     states: Sequence[str] = (GameState.FINISHED,),
+    before: int | None = None,
 ) -> list[dict[str, Any]]:
     """Newest first. Filtering by bot goes through the seats table's (bot_id, game_id) index,
-    so a bot's page is an index range scan whatever the number of games."""
+    so a bot's page is an index range scan whatever the number of games. `before` (a game id)
+    pages by key: the page after the one that ended with that game, as fast at the millionth
+    game as at the first (an offset would count its way there)."""
     q = _games_select().where(games.c.state.in_(list(states)))
+    if before is not None:
+        q = q.where(games.c.id < before)
     if bot_id is not None or version_id is not None:
         s = sa.select(seats.c.game_id)
+        if before is not None:
+            s = s.where(seats.c.game_id < before)
         if bot_id is not None:
             s = s.where(seats.c.bot_id == bot_id)
         if version_id is not None:
@@ -1317,6 +1413,158 @@ def game_detail(conn: Connection, game_id: int) -> dict[str, Any] | None:
         )
     ]
     return out
+
+
+# --- reads for the pages ---------------------------------------------------------------------
+
+
+def forfeit_kinds(
+    conn: Connection, variant: str, version_ids: Sequence[int]
+) -> dict[int, dict[str, int]]:
+    """Per version, its forfeits in the variant by reason (time_forfeit, crash, ...): through a
+    partial index of forfeited seats, so a leaderboard page costs its forfeits, not its games."""
+    if not version_ids:
+        return {}
+    rows = conn.execute(
+        sa.select(seats.c.version_id, games.c.reason, sa.func.count())
+        .join(games, games.c.id == seats.c.game_id)
+        .where(
+            seats.c.version_id.in_(list(version_ids)),
+            seats.c.variant == variant,
+            seats.c.outcome == "forfeit",
+        )
+        .group_by(seats.c.version_id, games.c.reason)
+    )
+    out: dict[int, dict[str, int]] = {}
+    for vid, reason, n in rows:
+        out.setdefault(int(vid), {})[str(reason)] = int(n)
+    return out
+
+
+@dataclass(frozen=True)
+class RatingPoint:
+    """A version's rating in a variant after one of its rated games."""
+
+    game_id: int
+    version_id: int
+    variant: str
+    mu: float
+    sigma: float
+
+    @property
+    def rating(self) -> float:
+        return self.mu - 3.0 * self.sigma
+
+
+def rating_history(
+    conn: Connection, version_id: int, variant: str, *, limit: int
+) -> list[RatingPoint]:
+    """The version's rating after each of its last `limit` rated games in the variant, oldest
+    first (an index range scan on (version, variant, game))."""
+    rows = conn.execute(
+        sa.select(seats.c.game_id, seats.c.mu_after, seats.c.sigma_after)
+        .where(
+            seats.c.version_id == version_id,
+            seats.c.variant == variant,
+            seats.c.mu_after.is_not(None),
+        )
+        .order_by(seats.c.game_id.desc())
+        .limit(limit)
+    )
+    return [RatingPoint(g, version_id, variant, mu, sg) for g, mu, sg in reversed(rows.all())]
+
+
+def bot_rating_history(conn: Connection, bot_id: int, *, limit: int) -> list[RatingPoint]:
+    """The bot's ratings (any version, any variant) after its last `limit` rated games, oldest
+    first."""
+    rows = conn.execute(
+        sa.select(
+            seats.c.game_id,
+            seats.c.version_id,
+            seats.c.variant,
+            seats.c.mu_after,
+            seats.c.sigma_after,
+        )
+        .where(seats.c.bot_id == bot_id, seats.c.mu_after.is_not(None))
+        .order_by(seats.c.game_id.desc())
+        .limit(limit)
+    )
+    return [RatingPoint(*r) for r in reversed(rows.all())]
+
+
+def crosstable(conn: Connection, bot_id: int, *, limit: int) -> list[dict[str, Any]]:
+    """The bot's results against its `limit` most frequent opponents (bots), from its side:
+    games, wins, draws, losses (forfeits among the losses), points."""
+    mine = seats.alias("mine")
+    theirs = seats.alias("theirs")
+    out_is = lambda o: sa.func.sum(sa.case((mine.c.outcome == o, 1), else_=0))  # noqa: E731
+    rows = conn.execute(
+        sa.select(
+            bots.c.name,
+            sa.func.count().label("games"),
+            out_is("win").label("wins"),
+            out_is("draw").label("draws"),
+            out_is("loss").label("losses"),
+            out_is("forfeit").label("forfeits"),
+        )
+        .select_from(mine)
+        .join(theirs, sa.and_(theirs.c.game_id == mine.c.game_id, theirs.c.seat != mine.c.seat))
+        .join(bots, bots.c.id == theirs.c.bot_id)
+        .where(mine.c.bot_id == bot_id, mine.c.outcome.is_not(None))
+        .group_by(bots.c.name)
+        .order_by(sa.func.count().desc(), bots.c.name)
+        .limit(limit)
+    )
+    return [
+        {
+            "opponent": r.name,
+            "games": int(r.games),
+            "wins": int(r.wins),
+            "draws": int(r.draws),
+            "losses": int(r.losses) + int(r.forfeits),
+            "forfeits": int(r.forfeits),
+            "points": int(r.wins) + 0.5 * int(r.draws),
+        }
+        for r in rows
+    ]
+
+
+def game_seats(conn: Connection, game_id: int) -> list[dict[str, Any]]:
+    """A game's seats: bot, version, owner, outcome, and the rating before and after (rated
+    games; None otherwise) as (mu, sigma, mu - 3 sigma)."""
+    rows = conn.execute(
+        sa.select(
+            seats,
+            bots.c.name.label("bot"),
+            bots.c.owner_id,
+            users.c.name.label("owner"),
+            versions.c.number,
+        )
+        .join(bots, bots.c.id == seats.c.bot_id)
+        .join(users, users.c.id == bots.c.owner_id)
+        .join(versions, versions.c.id == seats.c.version_id)
+        .where(seats.c.game_id == game_id)
+        .order_by(seats.c.seat)
+    )
+
+    def skill(mu: float | None, sigma: float | None) -> dict[str, float] | None:
+        if mu is None or sigma is None:
+            return None
+        return {"mu": mu, "sigma": sigma, "rating": mu - 3.0 * sigma}
+
+    return [
+        {
+            "seat": r.seat,
+            "bot": r.bot,
+            "version": r.number,
+            "owner": r.owner,
+            "owner_id": r.owner_id,
+            "outcome": r.outcome,
+            "before": skill(r.mu_before, r.sigma_before),
+            "after": skill(r.mu_after, r.sigma_after),
+        }
+        for r in rows
+    ]
 
 
 def queue(conn: Connection, *, limit: int, offset: int) -> list[dict[str, Any]]:

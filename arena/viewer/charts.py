@@ -146,3 +146,86 @@ def llr_chart(history: Sequence[Mapping[str, Any]], lower: float, upper: float) 
         f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
         f'aria-label="SPRT log-likelihood ratio">{"".join(parts)}</svg>'
     )
+
+
+#: colours of a line chart's series, in order (the legend repeats them)
+SERIES_COLOURS = ("#1f77b4", "#d62728", "#2ca02c", "#9467bd", "#ff7f0e", "#8c564b", "#e377c2")
+
+
+def line_chart(
+    series: Sequence[tuple[str, Sequence[tuple[float, float]]]],
+    *,
+    title: str,
+    x_label: str,
+    width: int = 720,
+) -> str:
+    """Lines through each series' (x, y) points, one colour per series, with a legend: the
+    league's ratings over games. Series names are escaped (bot names, variants)."""
+    left, right, top, plot_h = 52, 16, 30, 200
+    legend_h = 18 * ((len(series) + 2) // 3)
+    plot_w = width - left - right
+    height = top + plot_h + 40 + legend_h
+    xs = [p[0] for _, pts in series for p in pts] or [0.0, 1.0]
+    ys = [p[1] for _, pts in series for p in pts] or [0.0, 1.0]
+    x_lo, x_hi = min(xs), max(xs)
+    if x_hi == x_lo:
+        x_hi = x_lo + 1
+    y_lo, y_hi = min(ys), max(ys)
+    pad = (y_hi - y_lo) * 0.08 or 1.0
+    y_lo, y_hi = y_lo - pad, y_hi + pad
+
+    def x(v: float) -> float:
+        return left + (v - x_lo) / (x_hi - x_lo) * plot_w
+
+    def y(v: float) -> float:
+        return top + (y_hi - v) / (y_hi - y_lo) * plot_h
+
+    parts = [
+        f'<text x="4" y="16" {_FONT} font-weight="600">{escape(title)}</text>',
+        f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="#fafafc" '
+        f'stroke="#d9d9de"/>',
+    ]
+    for t in _ticks(y_lo, y_hi, 5):
+        parts.append(
+            f'<line x1="{left}" y1="{y(t):.1f}" x2="{left + plot_w}" y2="{y(t):.1f}" '
+            f'stroke="#e3e3e8"/><text x="{left - 6}" y="{y(t) + 4:.1f}" {_FONT} '
+            f'text-anchor="end" fill="#555">{t:g}</text>'
+        )
+    for t in _ticks(x_lo, x_hi, 6):
+        if t == int(t):
+            parts.append(
+                f'<text x="{x(t):.1f}" y="{top + plot_h + 16}" {_FONT} text-anchor="middle" '
+                f'fill="#555">{int(t)}</text>'
+            )
+    parts.append(
+        f'<text x="{left + plot_w / 2}" y="{top + plot_h + 32}" {_FONT} text-anchor="middle" '
+        f'fill="#555">{escape(x_label)}</text>'
+    )
+    if not any(pts for _, pts in series):
+        parts.append(
+            f'<text x="{left + plot_w / 2}" y="{top + plot_h / 2}" {_FONT} '
+            f'text-anchor="middle" fill="#888">no rated games yet</text>'
+        )
+    for i, (name, pts) in enumerate(series):
+        colour = SERIES_COLOURS[i % len(SERIES_COLOURS)]
+        if len(pts) == 1:
+            parts.append(
+                f'<circle cx="{x(pts[0][0]):.1f}" cy="{y(pts[0][1]):.1f}" r="3" fill="{colour}"/>'
+            )
+        elif pts:
+            line = " ".join(f"{x(a):.1f},{y(b):.1f}" for a, b in pts)
+            parts.append(
+                f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="2" '
+                f'stroke-linejoin="round"/>'
+            )
+        lx = left + (i % 3) * (plot_w / 3)
+        ly = top + plot_h + 50 + 18 * (i // 3)
+        parts.append(
+            f'<rect x="{lx:.1f}" y="{ly - 9}" width="12" height="4" fill="{colour}"/>'
+            f'<text x="{lx + 18:.1f}" y="{ly - 3}" {_FONT}>{escape(name)}</text>'
+        )
+    return (
+        f'<svg xmlns="http://www.w3.org/2000/svg" class="arena-chart" width="{width}" '
+        f'height="{height}" viewBox="0 0 {width} {height}" role="img" '
+        f'aria-label="{escape(title)}">{"".join(parts)}</svg>'
+    )

@@ -25,6 +25,7 @@ from arena.league.service import League
 from arena.league.web.api import api_routes
 from arena.league.web.auth import auth_routes, current_user, session_middleware
 from arena.league.web.live import live_routes
+from arena.league.web.pages import page_routes
 from arena.league.web.play import play_routes
 from arena.league.web.render import render, static_routes
 from arena.league.web.submit import submit_routes
@@ -85,6 +86,7 @@ def create_app(league: League, extra_routes: Sequence[BaseRoute] = ()) -> Starle
             *submit_routes(),
             *play_routes(),
             *live_routes(),
+            *page_routes(),
             *extra_routes,
             *static_routes(),
         ],

@@ -72,6 +72,7 @@ SCHEMAS: dict[str, Any] = {
         {
             "rank": _INT,
             "bot": _STR,
+            "owner": _STR,
             "version": _INT,
             "version_id": _INT,
             "state": {"enum": [str(s) for s in VersionState]},

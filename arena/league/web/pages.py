@@ -1,0 +1,391 @@
+"""The league's read-only pages: home, leaderboards, the games list, a bot's page, a game's page
+(the shared replay viewer) and a game's logs for its bots' owners.
+
+Server-rendered from templates (every value autoescaped: bot names, owners, logs and stderr are
+hostile) and complete without JavaScript: sorting is links (`?sort=&dir=`), the rating charts
+are SVG drawn here (arena/viewer/charts.py), lists page by links; only the replay's stepping
+needs the viewer's script. Each page is a few indexed queries whatever the number of games
+(the league benchmark times them on a million): lists are bounded, the games list pages by key
+(`?before=ID`), histories read the last few hundred seats of an index range.
+
+Owner-only parts: a game's stderr and logs (`League.logs`, 403 for others) and the bot page's
+retire/reactivate form (`League.retire_bot`), a POST checked against CSRF.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from typing import Any
+from urllib.parse import quote, urlencode
+
+from markupsafe import Markup
+from starlette.requests import Request
+from starlette.responses import RedirectResponse, Response
+from starlette.routing import Route
+
+from arena.league import store
+from arena.league.errors import LeagueError
+from arena.league.service import League
+from arena.league.web.auth import check_csrf, current_user, require_user
+from arena.league.web.live import _replay, live_games
+from arena.league.web.render import render
+from arena.referee.channel import STDERR_SEPARATOR
+from arena.tournaments.report import FORFEIT_KINDS, KIND_ORDER
+from arena.viewer.charts import line_chart
+
+#: rows per page of the leaderboard and of the games list
+LEADERBOARD_PAGE = 100
+GAMES_PAGE = 50
+#: bots drawn in a leaderboard's chart, and the games of history each line shows
+CHART_BOTS = 5
+CHART_GAMES = 200
+#: a bot page's recent games, opponents in its crosstable, seats of rating history
+BOT_GAMES = 20
+BOT_OPPONENTS = 10
+BOT_HISTORY = 600
+#: the leaderboard columns, as (sort key, heading, numeric, default direction)
+COLUMNS = (
+    ("rank", "#", True, "asc"),
+    ("bot", "bot", False, "asc"),
+    ("owner", "owner", False, "asc"),
+    ("version", "version", True, "desc"),
+    ("rating", "rating (mu - 3 sigma)", True, "desc"),
+    ("elo", "Elo ± 95%", True, "desc"),
+    ("games", "games", True, "desc"),
+    ("wins", "W", True, "desc"),
+    ("draws", "D", True, "desc"),
+    ("losses", "L", True, "desc"),
+    ("forfeits", "forfeits", True, "desc"),
+)
+
+
+def _league(request: Request) -> League:
+    return request.app.state.league
+
+
+def _query_int(request: Request, name: str, lo: int = 0) -> int | None:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return None
+    if not raw.isdigit() or len(raw) > 18 or int(raw) < lo:
+        raise LeagueError(f"{name}: expected a whole number, got {raw!r}", status=422, field=name)
+    return int(raw)
+
+
+def _path_id(request: Request, name: str = "game_id") -> int:
+    raw = request.path_params[name]
+    if not raw.isdigit() or len(raw) > 18:
+        raise LeagueError(f"no game {raw!r}", status=404)
+    return int(raw)
+
+
+def reason_words(game: dict[str, Any], *, full: bool = False) -> str:
+    """How a game ended, in the referee's words (the record's detail: "blue (x) ran out of
+    time"), without the stderr tail the referee appends for a bot that failed to start unless
+    `full`; the reason code spelled out when there is no detail."""
+    detail = game.get("detail") or ""
+    if not full:
+        detail = detail.partition(STDERR_SEPARATOR)[0]
+    if detail:
+        return detail
+    reason = game.get("reason") or game.get("state") or ""
+    return reason.replace("_", " ")
+
+
+def _result_for(game: dict[str, Any], bot: str) -> str:
+    """win / draw / loss / forfeit, as `bot` saw a finished game."""
+    seats = [s["bot"] for s in game["seats"]]
+    if game["state"] != "finished" or bot not in seats:
+        return game["state"]
+    seat = seats.index(bot)
+    if game["winner"] is None:
+        return "draw"
+    if game["winner"] == seat:
+        return "win"
+    return "forfeit" if game.get("forfeit") else "loss"
+
+
+# --- home -------------------------------------------------------------------------------------
+
+
+def _home_data(conn: Any, variants: tuple[str, ...]) -> dict[str, Any]:
+    return {
+        "tops": {v: store.leaderboard(conn, v, limit=3, offset=0) for v in variants},
+        "counts": store.counts(conn),
+        "running": store.queue(conn, limit=20, offset=0),
+        "recent": store.list_games(conn, limit=10, offset=0),
+    }
+
+
+async def home(request: Request) -> Response:
+    await current_user(request)
+    league = _league(request)
+
+    data = await league.cached_read(_home_data, tuple(league.variants))
+    running = [g for g in data["running"] if g["state"] == "running"]
+    return render(
+        request,
+        "home.html",
+        variants=league.settings.games,
+        tops=data["tops"],
+        counts=data["counts"],
+        running=running,
+        live=live_games(league),
+        recent=data["recent"],
+        reason_words=reason_words,
+    )
+
+
+# --- leaderboards -----------------------------------------------------------------------------
+
+
+async def leaderboards(request: Request) -> Response:
+    await current_user(request)
+    league = _league(request)
+    return render(
+        request, "leaderboards.html", title="Leaderboards", variants=league.settings.games
+    )
+
+
+def _sort_params(request: Request) -> tuple[str, bool]:
+    sort = request.query_params.get("sort", "rank")
+    keys = {c[0]: c[3] for c in COLUMNS}
+    if sort not in keys:
+        raise LeagueError(
+            f"sort: expected one of {', '.join(keys)}, got {sort!r}", status=422, field="sort"
+        )
+    direction = request.query_params.get("dir", keys[sort])
+    if direction not in ("asc", "desc"):
+        raise LeagueError(f"dir: expected asc or desc, got {direction!r}", field="dir", status=422)
+    return sort, direction == "desc"
+
+
+def _leaderboard_data(
+    conn: Any, variant: str, sort: str, descending: bool, offset: int
+) -> dict[str, Any]:
+    rows = store.leaderboard(
+        conn, variant, limit=LEADERBOARD_PAGE + 1, offset=offset, sort=sort, descending=descending
+    )
+    top = store.leaderboard(conn, variant, limit=CHART_BOTS, offset=0)
+    return {
+        "rows": rows,
+        "forfeits": store.forfeit_kinds(conn, variant, [r["version_id"] for r in rows]),
+        "history": [
+            (
+                f"{r['bot']} v{r['version']}",
+                r["games"],
+                store.rating_history(conn, r["version_id"], variant, limit=CHART_GAMES),
+            )
+            for r in top
+        ],
+    }
+
+
+async def leaderboard(request: Request) -> Response:
+    await current_user(request)
+    league = _league(request)
+    variant = league.check_variant(request.path_params["variant"])
+    sort, descending = _sort_params(request)
+    page = _query_int(request, "page", 1) or 1
+    offset = (page - 1) * LEADERBOARD_PAGE
+
+    data = await league.cached_read(_leaderboard_data, variant, sort, descending, offset)
+    rows = data["rows"][:LEADERBOARD_PAGE]
+    chart = line_chart(
+        [(name, _numbered(points, games)) for name, games, points in data["history"]],
+        title=f"Rating (mu - 3 sigma) of the top {CHART_BOTS} over their last games",
+        x_label="games played in this variant",
+    )
+
+    def link(col: str, direction: str | None = None) -> str:
+        default = {c[0]: c[3] for c in COLUMNS}[col]
+        if direction is None:  # a header: the other direction when it is the current sort
+            direction = default
+            if col == sort:
+                direction = "asc" if descending else "desc"
+        return "?" + urlencode({"sort": col, "dir": direction})
+
+    return render(
+        request,
+        "leaderboard.html",
+        title=f"Leaderboard: {variant}",
+        variant=variant,
+        rows=rows,
+        forfeits=data["forfeits"],
+        kinds=FORFEIT_KINDS,
+        kind_order=KIND_ORDER,
+        columns=COLUMNS,
+        sort=sort,
+        descending=descending,
+        link=link,
+        page=page,
+        more=len(data["rows"]) > LEADERBOARD_PAGE,
+        page_query=lambda p: (
+            "?" + urlencode({"sort": sort, "dir": "desc" if descending else "asc", "page": p})
+        ),
+        chart=Markup(chart),
+    )
+
+
+def _numbered(points: list[store.RatingPoint], games: int) -> list[tuple[float, float]]:
+    """The last points of a version's history against its game count (the last one is its
+    `games`th game)."""
+    first = games - len(points) + 1
+    return [(first + i, p.rating) for i, p in enumerate(points)]
+
+
+# --- games ------------------------------------------------------------------------------------
+
+
+def _games_data(
+    conn: Any, bot: str | None, variant: str | None, before: int | None
+) -> list[dict[str, Any]]:
+    bot_id = None
+    if bot is not None:
+        row = store.bot_by_name(conn, bot)
+        if row is None:
+            raise LeagueError(f"no bot {bot!r}", status=404, field="bot")
+        bot_id = row.id
+    return store.list_games(
+        conn, limit=GAMES_PAGE + 1, offset=0, bot_id=bot_id, variant=variant, before=before
+    )
+
+
+async def games_list(request: Request) -> Response:
+    await current_user(request)
+    league = _league(request)
+    q = request.query_params
+    variant = q.get("variant") or None
+    if variant is not None:
+        league.check_variant(variant)
+    bot = q.get("bot") or None
+    before = _query_int(request, "before", 1)
+
+    rows = await league.cached_read(_games_data, bot, variant, before)
+    page, more = rows[:GAMES_PAGE], len(rows) > GAMES_PAGE
+    keep = {k: v for k, v in (("variant", variant), ("bot", bot)) if v}
+    older = "?" + urlencode({**keep, "before": page[-1]["id"]}) if more and page else None
+    return render(
+        request,
+        "games.html",
+        title="Games",
+        games=page,
+        variants=league.variants,
+        variant=variant,
+        bot=bot,
+        before=before,
+        older=older,
+        newest="?" + urlencode(keep) if keep else "/games",
+        reason_words=reason_words,
+    )
+
+
+async def game_page(request: Request) -> Response:
+    await current_user(request)
+    league = _league(request)
+    game_id = _path_id(request)
+    game = await league.game(game_id)
+    seats = await league.read(store.game_seats, game_id)
+    replay = await _replay(league, game_id) if game["state"] == "finished" else None
+    user = request.state.user
+    owns = user is not None and (user.is_admin or any(s["owner_id"] == user.id for s in seats))
+    return render(
+        request,
+        "game.html",
+        title=f"Game {game_id}",
+        game=game,
+        seats=seats,
+        replay=replay,
+        reason=reason_words(game, full=True),
+        owns=owns,
+        live=league.live.get(game_id),
+    )
+
+
+async def game_logs(request: Request) -> Response:
+    user = await require_user(request)
+    league = _league(request)
+    game_id = _path_id(request)
+    logs = await league.logs(user, game_id)
+    game = await league.game(game_id)
+    return render(request, "game_logs.html", title=f"Game {game_id}: logs", logs=logs, game=game)
+
+
+# --- bots -------------------------------------------------------------------------------------
+
+
+async def bot_page(request: Request) -> Response:
+    user = await current_user(request)
+    league = _league(request)
+    name = request.path_params["name"]
+
+    def run(conn: Any) -> dict[str, Any] | None:
+        detail = store.bot_detail(conn, name)
+        if detail is None:
+            return None
+        vs = store.bot_versions(conn, detail["id"])
+        return {
+            "bot": detail,
+            "versions": vs,
+            "ratings": {v.id: store.version_ratings(conn, v.id) for v in vs[:10]},
+            "history": store.bot_rating_history(conn, detail["id"], limit=BOT_HISTORY),
+            "games": store.list_games(conn, limit=BOT_GAMES, offset=0, bot_id=detail["id"]),
+            "crosstable": store.crosstable(conn, detail["id"], limit=BOT_OPPONENTS),
+        }
+
+    data = await league.read(run)
+    if data is None or data["bot"]["name"].startswith(store.HUMAN_PREFIX):
+        raise LeagueError(f"no bot {name!r}", status=404)
+    bot = data["bot"]
+    owner = user is not None and (user.is_admin or user.id == bot["owner_id"])
+    by_variant: dict[str, list[tuple[float, float]]] = defaultdict(list)
+    for p in data["history"]:
+        points = by_variant[p.variant]
+        points.append((len(points) + 1, p.rating))
+    chart = line_chart(
+        sorted(by_variant.items()),
+        title=f"Rating (mu - 3 sigma) over its last {BOT_HISTORY} rated games, by variant",
+        x_label="rated games (in this window, oldest first)",
+    )
+    active = next((v for v in data["versions"] if v.state == "active"), None)
+    return render(
+        request,
+        "bot.html",
+        title=f"Bot {bot['name']}",
+        bot=bot,
+        versions=data["versions"],
+        ratings=data["ratings"],
+        active=active,
+        chart=Markup(chart) if by_variant else None,
+        games=data["games"],
+        crosstable=data["crosstable"],
+        owner=owner,
+        can_reactivate=bot["disabled"]
+        and (bool(user and user.is_admin) or bot.get("disabled_by") == "owner"),
+        result_for=_result_for,
+        reason_words=reason_words,
+    )
+
+
+async def retire(request: Request) -> Response:
+    user = await require_user(request)
+    form = await check_csrf(request)
+    name = request.path_params["name"]
+    action = form.get("action")
+    if action not in ("retire", "reactivate"):
+        raise LeagueError("action: expected retire or reactivate", status=422, field="action")
+    await _league(request).retire_bot(user, name, action == "retire")
+    return RedirectResponse(f"/bots/{quote(name)}", status_code=303)
+
+
+def page_routes() -> list[Route]:
+    return [
+        Route("/", home),
+        Route("/leaderboard", leaderboards),
+        Route("/leaderboard/{variant}", leaderboard),
+        Route("/games", games_list),
+        Route("/games/{game_id}", game_page),
+        Route("/games/{game_id}/logs", game_logs),
+        Route("/bots/{name}", bot_page),
+        Route("/bots/{name}/retire", retire, methods=["POST"]),
+    ]

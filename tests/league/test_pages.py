@@ -1,0 +1,317 @@
+"""The read-only pages (arena/league/web/pages.py) through the real app: what each page shows,
+sorting and paging by links, the owner-only parts (logs, retire/reactivate) and their CSRF
+guard, the rating history kept with each result, and that nothing a user, a bot or its logs
+wrote reaches a page as markup."""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from pathlib import Path
+
+import pytest
+import sqlalchemy as sa
+from starlette.testclient import TestClient
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from support import BOTS
+
+from arena.league import migrations, store
+from arena.league.ratings import Skill, rate
+from arena.league.service import League
+from arena.league.settings import settings_from_dict
+from arena.league.web import pages
+from arena.league.web.app import create_app
+from tests.viewer.test_replay import random_record
+
+EVIL = "<img src=x onerror=alert(1)>"
+SCRIPT = "<script>alert(1)</script>"
+
+
+class World:
+    """alice's random-py and a hostile owner's `strong` (the owner's name, the manifest's
+    author, the validation's warnings, the referee's words and the logs all markup), five
+    recorded stripes games between them (one a time forfeit), one queued."""
+
+    def __init__(self, root: Path) -> None:
+        url = f"sqlite:///{root / 'league.sqlite'}"
+        engine = sa.create_engine(url)
+        migrations.upgrade(engine)
+        engine.dispose()
+        self.db = store.Database(url)
+        settings = settings_from_dict({"database": url, "games": ["stripes", "papagra"]}, root=root)
+        self.league = League(settings, self.db)
+        self.alice, self.alice_token = self.league.add_user("alice")
+        self.bob, self.bob_token = self.league.add_user("bob")
+        self.admin, self.admin_token = self.league.add_user("root", is_admin=True)
+        with self.db.write() as conn:  # a name the API would refuse, straight into the store
+            self.evil = store.add_user(conn, EVIL, "evil-token")
+        self.va = self.league.add_house_bot("alice", BOTS / "random-py")
+        self.vb = self.league.add_house_bot(EVIL, BOTS / "strong")
+        with self.db.write() as conn:
+            conn.execute(
+                store.versions.update()
+                .where(store.versions.c.id == self.vb.id)
+                .values(
+                    validation=json.dumps(
+                        {"passed": True, "stage": "passed", "warnings": [SCRIPT]}
+                    ),
+                    manifest=json.dumps({"name": "strong", "version": EVIL, "author": SCRIPT}),
+                )
+            )
+        self.games = []
+        for i, (winner, reason) in enumerate(
+            [(0, "score"), (1, "score"), (None, "score"), (0, "time_forfeit"), (1, "score")]
+        ):
+            v0, v1 = (self.va.id, self.vb.id) if i % 2 == 0 else (self.vb.id, self.va.id)
+            self.games.append(self.play(v0, v1, winner, reason, seed=i))
+        with self.db.write() as conn:
+            self.queued = store.create_game(conn, self.new_game(self.va.id, self.vb.id, 99))
+
+    def new_game(self, v0: int, v1: int, seed: int) -> store.NewGame:
+        return store.NewGame(store.GameKind.RATED, "stripes", "stripes", {}, seed, (), {}, v0, v1)
+
+    def play(self, v0: int, v1: int, winner: int | None, reason: str, seed: int) -> int:
+        record = random_record("stripes", {}, seed, 12).to_dict()
+        record["result"] = {
+            "winner": winner,
+            "reason": reason,
+            "detail": f"the end {EVIL}"
+            if reason == "score"
+            else f"blue ({SCRIPT}) ran out of time",
+            "forfeit": reason == "time_forfeit",
+        }
+        record["stderr"] = [f"seat 0 says {EVIL}", f"seat 1 says {SCRIPT}"]
+        record["logs"] = [
+            {"seat": 0, "t": 0.1, "message": f"log of seat 0 {EVIL}"},
+            {"seat": 1, "t": 0.2, "message": f"log of seat 1 {SCRIPT}"},
+        ]
+        with self.db.write() as conn:
+            gid = store.create_game(conn, self.new_game(v0, v1, seed))
+            store.claim_game(conn, gid)
+            assert store.record_result(conn, gid, 1, record)
+        return gid
+
+
+@pytest.fixture
+def world(tmp_path):
+    w = World(tmp_path)
+    yield w
+    w.db.dispose()
+
+
+@pytest.fixture
+def client(world):
+    with TestClient(create_app(world.league), base_url="http://league.test", backend="trio") as c:
+        yield c
+
+
+def no_markup(html: str) -> None:
+    """Nothing hostile came through as markup (each appears escaped where it is shown)."""
+    assert EVIL not in html and SCRIPT not in html
+    assert "<img" not in html and "<script>alert" not in html
+
+
+def csrf_of(html: str) -> str:
+    return re.search(r'name="csrf" value="([^"]+)"', html).group(1)
+
+
+def login(client: TestClient, token: str) -> None:
+    csrf = csrf_of(client.get("/login").text)
+    resp = client.post("/login", data={"csrf": csrf, "token": token}, follow_redirects=False)
+    assert resp.status_code == 303
+
+
+def cells(html: str, table_class: str) -> list[list[str]]:
+    body = html.split(f'<table class="{table_class}">', 1)[1].split("</table>", 1)[0]
+    body = body.split("<tbody>", 1)[1]
+    return [
+        [re.sub(r"<[^>]+>", "", c).strip() for c in re.findall(r"<td[^>]*>(.*?)</td>", row, re.S)]
+        for row in re.findall(r"<tr[^>]*>(.*?)</tr>", body, re.S)
+    ]
+
+
+def test_home_shows_variants_top_bots_queue_and_recent_games(client, world):
+    html = client.get("/").text
+    no_markup(html)
+    assert "5 games played" in html and "1 queued" in html
+    assert 'href="/leaderboard/stripes"' in html and 'href="/leaderboard/papagra"' in html
+    assert 'href="/bots/strong"' in html and 'href="/bots/random-py"' in html
+    for gid in world.games:
+        assert f'href="/games/{gid}"' in html
+    assert "the end &lt;img src=x onerror=alert(1)&gt;" in html
+
+
+def test_the_leaderboard_shows_ratings_owners_forfeits_and_a_chart(client, world):
+    html = client.get("/leaderboard/stripes").text
+    no_markup(html)
+    rows = cells(html, "leaderboard")
+    board = world.league.read_sync(store.leaderboard, "stripes", limit=10, offset=0)
+    assert [r[1] for r in rows] == [b["bot"] for b in board]
+    owners = {r[1]: r[2] for r in rows}
+    assert owners == {
+        "random-py": "alice",
+        "strong": EVIL.replace("<", "&lt;").replace(">", "&gt;"),
+    }
+    by_bot = {r[1]: r for r in rows}
+    # the fourth game: strong in seat 0 won on time, random-py forfeited
+    loser = "random-py"
+    assert by_bot[loser][-1] == "1 (time 1)"
+    assert by_bot[loser][6] == "5" and by_bot["strong"][6] == "5"
+    assert "<svg" in html and "polyline" in html and "strong v1" in html
+    assert client.get("/leaderboard").text.count('href="/leaderboard/') == 2
+    assert client.get("/leaderboard/chess").status_code == 404
+
+
+def test_the_leaderboard_sorts_by_any_column_without_javascript(client, world):
+    rank_order = [r[1] for r in cells(client.get("/leaderboard/stripes").text, "leaderboard")]
+    by_name = [r[1] for r in cells(client.get("/leaderboard/stripes?sort=bot").text, "leaderboard")]
+    assert by_name == sorted(rank_order)
+    desc = client.get("/leaderboard/stripes?sort=bot&dir=desc").text
+    assert [r[1] for r in cells(desc, "leaderboard")] == sorted(rank_order, reverse=True)
+    # the current column's header links to the other direction; ranks stay ratings' ranks
+    assert 'href="?sort=bot&amp;dir=asc"' in desc
+    ranks = {r[1]: r[0] for r in cells(desc, "leaderboard")}
+    assert ranks == {b: str(i + 1) for i, b in enumerate(rank_order)}
+    wins = cells(client.get("/leaderboard/stripes?sort=wins&dir=asc").text, "leaderboard")
+    assert [int(r[7]) for r in wins] == sorted(int(r[7]) for r in wins)
+    assert client.get("/leaderboard/stripes?sort=password").status_code == 422
+    assert client.get("/leaderboard/stripes?dir=sideways").status_code == 422
+
+
+def test_the_games_list_filters_and_pages_by_key(client, world, monkeypatch):
+    monkeypatch.setattr(pages, "GAMES_PAGE", 2)
+    first = client.get("/games").text
+    no_markup(first)
+    ids = [int(r[0]) for r in cells(first, "games")]
+    assert ids == sorted(world.games, reverse=True)[:2]
+    older = re.search(r'href="(\?before=\d+)">older', first).group(1)
+    second = [int(r[0]) for r in cells(client.get("/games" + older).text, "games")]
+    assert second == sorted(world.games, reverse=True)[2:4]
+    assert client.get("/games?variant=papagra").text.count('href="/games/') == 0
+    assert client.get("/games?bot=nobody").status_code == 404
+    assert client.get("/games?before=x").status_code == 422
+
+
+def test_a_game_page_shows_players_ratings_reason_and_the_replay(client, world):
+    gid = world.games[-1]
+    html = client.get(f"/games/{gid}").text
+    no_markup(html)
+    assert 'data-arena-replay="replay-data"' in html and "/static/viewer/viewer.js" in html
+    data = json.loads(html.split('id="replay-data">', 1)[1].split("</script>", 1)[0])
+    assert data["steps"]
+    assert f'href="/api/v1/games/{gid}/record"' in html
+    assert "the end &lt;img src=x onerror=alert(1)&gt;" in html
+    players = cells(html, "players")
+    with world.db.read() as conn:
+        seats = store.game_seats(conn, gid)
+    for row, seat in zip(players, seats, strict=True):
+        assert (
+            row[4] == f"{seat['before']['rating']:.2f}"
+            and row[5] == f"{seat['after']['rating']:.2f}"
+        )
+    # the last game moved both ratings to what the ratings table holds now
+    now = {
+        r["bot"]: r["rating"]
+        for r in world.league.read_sync(store.leaderboard, "stripes", limit=9, offset=0)
+    }
+    assert {s["bot"]: round(s["after"]["rating"], 3) for s in seats} == now
+    assert "your bot" not in html  # a visitor gets no logs link
+
+
+def test_a_queued_game_says_so_and_leaves_a_hook_for_live_updates(client, world):
+    html = client.get(f"/games/{world.queued}").text
+    assert f'data-game-id="{world.queued}" data-state="queued"' in html
+    assert "waiting for a free slot" in html and f'href="/live/{world.queued}"' in html
+    assert client.get("/games/99999").status_code == 404
+    assert client.get("/games/abc").status_code == 404
+
+
+def test_results_keep_each_seats_rating_before_and_after(world):
+    """_rate writes the before/after with the result: replaying the ratings in game order gives
+    the same numbers."""
+    skills = {world.va.id: Skill(), world.vb.id: Skill()}
+    with world.db.read() as conn:
+        for gid in world.games:
+            g = store.game_detail(conn, gid)
+            v0, v1 = (s["version_id"] for s in g["seats"])
+            seats = store.game_seats(conn, gid)
+            assert seats[0]["before"]["mu"] == pytest.approx(skills[v0].mu)
+            points0 = 0.5 if g["winner"] is None else float(g["winner"] == 0)
+            skills[v0], skills[v1] = rate(skills[v0], skills[v1], points0)
+            assert seats[1]["after"]["sigma"] == pytest.approx(skills[v1].sigma)
+        history = store.rating_history(conn, world.va.id, "stripes", limit=3)
+    assert [p.game_id for p in history] == world.games[-3:]
+    assert history[-1].rating == pytest.approx(skills[world.va.id].conservative)
+
+
+def test_a_bot_page_shows_versions_ratings_history_games_and_crosstable(client, world):
+    html = client.get("/bots/strong").text
+    no_markup(html)
+    assert "&lt;script&gt;alert(1)&lt;/script&gt;" in html  # the warning, escaped
+    assert "<svg" in html and "stripes" in html
+    games = cells(html, "games")
+    assert [int(r[0]) for r in games] == sorted(world.games, reverse=True)
+    outcome = {int(r[0]): r[4] for r in games}
+    assert outcome[world.games[3]] == "win" and outcome[world.games[1]] == "loss"
+    assert outcome[world.games[2]] == "draw"
+    cross = cells(html, "crosstable")
+    assert cross == [["random-py", "5", "2", "1", "2", "0", "50%"]]
+    # visitors get neither the logs nor the retire control
+    assert "/logs" not in html and "Retire" not in html
+    assert client.get("/bots/nobody").status_code == 404
+
+
+def test_owners_and_admins_see_logs_others_do_not(client, world):
+    gid = world.games[0]  # alice's random-py in seat 0
+    resp = client.get(f"/games/{gid}/logs", follow_redirects=False)
+    assert resp.status_code == 303 and resp.headers["location"].startswith("/login")
+    login(client, world.bob_token)
+    assert client.get(f"/games/{gid}/logs").status_code == 403
+    assert f"/games/{gid}/logs" not in client.get("/bots/random-py").text
+    login(client, world.alice_token)
+    assert f'href="/games/{gid}/logs"' in client.get("/bots/random-py").text
+    assert f'href="/games/{gid}/logs"' in client.get(f"/games/{gid}").text
+    html = client.get(f"/games/{gid}/logs").text
+    no_markup(html)
+    assert "seat 0 says &lt;img src=x onerror=alert(1)&gt;" in html
+    assert "log of seat 0 &lt;img" in html and "seat 1 says" not in html
+    login(client, world.admin_token)
+    html = client.get(f"/games/{gid}/logs").text
+    no_markup(html)
+    assert "seat 1 says &lt;script&gt;" in html
+
+
+def test_retire_and_reactivate_need_the_owner_and_a_csrf_token(client, world):
+    def post(action: str, csrf: str | None = None) -> object:
+        page = client.get("/bots/random-py").text
+        token = csrf or (csrf_of(page) if 'name="csrf"' in page else "x")
+        return client.post(
+            "/bots/random-py/retire",
+            data={"csrf": token, "action": action},
+            follow_redirects=False,
+        )
+
+    assert post("retire").status_code == 303  # a visitor: to the login form
+    login(client, world.bob_token)
+    assert post("retire").status_code == 403
+    login(client, world.alice_token)
+    assert post("retire", csrf="forged").status_code == 403
+    assert "Retire this bot" in client.get("/bots/random-py").text
+    resp = post("retire")
+    assert resp.status_code == 303 and resp.headers["location"] == "/bots/random-py"
+    html = client.get("/bots/random-py").text
+    assert "retired" in html and "Reactivate this bot" in html
+    board = world.league.read_sync(store.leaderboard, "stripes", limit=9, offset=0)
+    assert [r["bot"] for r in board] == ["strong"]
+    assert post("reactivate").status_code == 303
+    board = world.league.read_sync(store.leaderboard, "stripes", limit=9, offset=0)
+    assert sorted(r["bot"] for r in board) == ["random-py", "strong"]
+    # an admin's disabling is not the owner's to undo
+    import trio
+
+    trio.run(world.league.disable_bot, world.admin, "random-py")
+    assert "Disabled by an admin" in client.get("/bots/random-py").text
+    assert post("reactivate").status_code == 403
+    assert post("dance").status_code == 422
