@@ -181,6 +181,13 @@ def plain_start_stop(bot: str, n: int) -> float:
     return statistics.median(times)
 
 
+def sandbox_description() -> str:
+    """What the process isolation mode confines the bots with on this machine."""
+    from arena.sandbox.process import ProcessLauncher
+
+    return ProcessLauncher.describe()
+
+
 def engine_setup(n: int = 20) -> float:
     """Seconds to create the game and its first position: part of every game's fixed cost."""
     from arena.games import make_game
@@ -329,8 +336,10 @@ def main() -> int:
     fixed, per_turn = fit(best[1][1].games)
     print(
         f"per game at concurrency 1: fixed cost {1000 * fixed:.1f} ms + {1000 * per_turn:.2f} ms "
-        f"per turn (least squares over {len(best[1][1].games)} games)"
+        f"per turn (least squares over {len(best[1][1].games)} games; target <= 8 ms with the "
+        f"full sandbox)"
     )
+    print(f"  sandbox: {sandbox_description()}")
     print(
         f"  of which the rules engine's setup (make_game + first position): "
         f"{1000 * engine_setup():.1f} ms"
