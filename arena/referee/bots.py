@@ -20,6 +20,7 @@ import functools
 import os
 import shlex
 import shutil
+import stat
 import subprocess
 import sys
 from dataclasses import dataclass, field
@@ -137,32 +138,38 @@ class BotSpec:
 
     def needs_build(self) -> bool:
         """True when the build step must run: its output is missing or older than a file it
-        names. Without an identifiable output, always (builds are assumed idempotent)."""
+        names. Without an identifiable output, always (builds are assumed idempotent).
+
+        Checked before every game (a few stat calls on strings: pathlib's objects made it a
+        per-game cost of its own)."""
         if not self.build:
             return False
         output = self._build_output()
-        if output is None or not output.exists():
+        if output is None:
             return True
-        built = output.stat().st_mtime
+        try:
+            built = os.stat(output).st_mtime
+        except OSError:
+            return True
+        workdir = str(self.workdir)
         for word in self.build[1:]:
-            p = self.workdir / word
-            if p != output and p.is_file() and p.stat().st_mtime > built:
+            p = os.path.normpath(os.path.join(workdir, word))
+            if p == output:
+                continue
+            try:
+                st = os.stat(p)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode) and st.st_mtime > built:
                 return True
         manifest = self.manifest
         return manifest is not None and manifest.stat().st_mtime > built
 
-    def _build_output(self) -> Path | None:
+    def _build_output(self) -> str | None:
         """The command word the build produces (named in the build argv), else the command's
         own path if it has one."""
         assert self.build is not None
-        built_names = {os.path.normpath(w) for w in self.build[1:]}
-        for word in self.command:
-            if os.path.normpath(word) in built_names:
-                return Path(word) if os.path.isabs(word) else self.workdir / word
-        first = self.command[0]
-        if "/" in first and not _is_python(first):
-            return Path(first) if os.path.isabs(first) else self.workdir / first
-        return None
+        return _build_output(self.command, self.build, str(self.workdir))
 
     def ensure_built(self, timeout: float = 300.0) -> None:
         """Run the build step if needed. Blocking: call it via `trio.to_thread.run_sync`.
@@ -216,6 +223,18 @@ class BotSpec:
             "encoding": self.encoding,
             "isolation": self.isolation,
         }
+
+
+@functools.lru_cache(maxsize=256)
+def _build_output(command: tuple[str, ...], build: tuple[str, ...], workdir: str) -> str | None:
+    built_names = {os.path.normpath(w) for w in build[1:]}
+    for word in command:
+        if os.path.normpath(word) in built_names:
+            return os.path.normpath(os.path.join(workdir, word))
+    first = command[0]
+    if "/" in first and not _is_python(first):
+        return os.path.normpath(os.path.join(workdir, first))
+    return None
 
 
 def _is_python(word: str) -> bool:

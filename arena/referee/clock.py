@@ -15,7 +15,7 @@ flagging, never shown to the bot as usable time.
 from __future__ import annotations
 
 import math
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 from typing import Any
 
 from arena.errors import ArenaError
@@ -109,7 +109,14 @@ class TimeControl:
         return " and ".join(parts) or "unlimited"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        # explicit: dataclasses.asdict deep-copies field by field, three times per game
+        return {
+            "startup": self.startup,
+            "base": self.base,
+            "increment": self.increment,
+            "move_time": self.move_time,
+            "margin": self.margin,
+        }
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TimeControl:
