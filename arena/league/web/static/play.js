@@ -186,6 +186,14 @@
     }
   }
 
+  function drawScores() {
+    for (var s = 0; s < 2; s++) {
+      document.getElementById("score" + s).textContent =
+        view.scores && view.scores[s] !== null && view.scores[s] !== undefined
+          ? String(view.scores[s]) : "";
+    }
+  }
+
   function drawStatus() {
     var you = view.players[view.you];
     var other = view.players[1 - view.you];
@@ -249,6 +257,7 @@
     drawBoard();
     drawChoices();
     drawStatus();
+    drawScores();
     drawClocks();
     drawResult();
     endTurn.hidden = !(clickable() && view.can_end_turn);
@@ -275,8 +284,12 @@
     if (view.players) {
       rows.forEach(function (row, s) {
         var p = view.players[s];
-        row.querySelector(".play-name").textContent = p.colour + ": " + p.name +
-          (s === view.you ? " (you, " : " (") + p.clock + ")";
+        var cell = row.querySelector(".play-name");
+        cell.textContent = p.colour + ": " + p.name + (s === view.you ? " (you)" : "");
+        var tc = document.createElement("span");
+        tc.className = "play-tc";
+        tc.textContent = " " + p.clock;
+        cell.appendChild(tc);
       });
     }
     if (movesChanged) drawMoves();
