@@ -36,6 +36,7 @@ import signal
 import stat
 import subprocess
 import tempfile
+import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -59,6 +60,13 @@ DEFAULT_UID_BASE = 70000
 DEFAULT_UID_COUNT = 1000
 #: how long aclose waits for a killed tree to disappear before giving up on its cgroup
 CLEANUP_SECONDS = 3.0
+# Python >= 3.12 warns at every os.fork of a process with threads (trio's worker threads)
+# that the child may deadlock: not this one, which only makes system calls before its exec
+# (arena/sandbox/confine.py says why that is safe).
+warnings.filterwarnings(
+    "ignore", message=r"This process \(pid=\d+\) is multi-threaded", category=DeprecationWarning
+)
+
 #: the bot's file descriptors from 3 up to this are closed before it execs
 MAX_FD = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 1 << 16
 
