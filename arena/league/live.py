@@ -133,6 +133,15 @@ class LiveGame:
         }
 
 
+def _seat(names: list[str], colours: Any, match: dict[str, Any], seat: int) -> dict[str, Any]:
+    """A seat of the record so far, with its own clock if it has one (a person's seat)."""
+    out = {"name": names[seat], "colour": colours[seat], "seat": seat}
+    own = (match.get("seat_time_controls") or (None, None))[seat]
+    if own:
+        out["time_control"] = dict(own)
+    return out
+
+
 class LiveGames:
     """The games this server plays right now, as the executor reports them."""
 
@@ -152,7 +161,7 @@ class LiveGames:
             options=dict(match.get("options") or {}),
             seed=int(match.get("seed") or 0),
             opening=[list(t) for t in match.get("opening") or ()],
-            bots=[{"name": names[s], "colour": colours[s], "seat": s} for s in (0, 1)],
+            bots=[_seat(names, colours, match, s) for s in (0, 1)],
             time_control=dict(match.get("time_control") or {}),
             started_at=now_iso(),
         )

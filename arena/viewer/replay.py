@@ -90,7 +90,12 @@ class ReplayBuilder:
         self.shown = cell_markup(self.board)
         tc = TimeControl.from_dict(record.time_control) if record.time_control else None
         self.tc = tc
-        start_clocks = [tc.base, tc.base] if tc is not None and tc.base is not None else [None] * 2
+        #: each seat's clock: its own where the game gave it one (time odds, a person's seat)
+        self.tcs = [
+            TimeControl.from_dict(bot["time_control"]) if bot.get("time_control") else tc
+            for bot in record.bots
+        ] or [tc, tc]
+        start_clocks = [t.base if t is not None else None for t in self.tcs]
         self.steps: list[dict[str, Any]] = [
             {
                 "turn": None,
@@ -145,9 +150,20 @@ class ReplayBuilder:
         self.before = after.clone()
         return turn_steps
 
+    def _describe_clocks(self) -> str:
+        """The time control, or each seat's when they differ ("pink 300+5, black 5+0.05")."""
+        if all(t == self.tc for t in self.tcs):
+            return self.tc.describe() if self.tc is not None else ""
+        bots = self.record.bots
+        colours = [str(b.get("colour", self.cls.colours[s])) for s, b in enumerate(bots)]
+        return ", ".join(
+            f"{colour} {t.describe() if t is not None else '?'}"
+            for colour, t in zip(colours, self.tcs, strict=False)
+        )
+
     def data(self) -> dict[str, Any]:
         """The replay as made so far (the record's result and logs as they stand)."""
-        record, cls, tc = self.record, self.cls, self.tc
+        record, cls = self.record, self.cls
         result = dict(record.result)
         logs = sorted(record.logs, key=lambda x: x["t"])
         return {
@@ -157,7 +173,7 @@ class ReplayBuilder:
             "title": cls.title,
             "options": record.options,
             "seed": record.seed,
-            "time_control": tc.describe() if tc is not None else "",
+            "time_control": self._describe_clocks(),
             "started_at": record.started_at,
             "players": [
                 {

@@ -32,6 +32,8 @@ from arena.league.errors import LeagueError
 from arena.league.service import League
 from arena.league.settings import settings_from_dict
 from arena.league.web.app import create_app
+from arena.referee import GameRecord
+from arena.viewer import replay_data
 
 #: Papagra on a 3x3 board: two actions a turn, and over within a few turns
 MINI = {"name": "papagra", "label": "mini", "options": {"board": "square 3", "max_turns": 4}}
@@ -107,6 +109,10 @@ async def test_a_person_plays_a_whole_multi_action_game_recorded_unrated(league)
     assert record["bots"][0]["time_control"]["base"] == 60.0  # the person's own clock
     assert record["time_control"] == league.settings.time_control.to_dict()  # the bot's
     assert record["exits"][1]["returncode"] is not None or record["exits"][1]["signal"]
+    # its replay starts each clock from its own seat's time control
+    replay = replay_data(GameRecord.from_dict(record))
+    assert replay["steps"][0]["clocks"] == [60.0, league.settings.time_control.base]
+    assert replay["time_control"] == "pink 60+1, black 5+0.05"
     # no rating moved, the leaderboard does not list the person, the bot list neither
     board = await league.leaderboard("mini", limit=10, offset=0)
     assert [(r["bot"], r["games"]) for r in board] == [("random-py", 0)]
@@ -320,6 +326,7 @@ async def test_others_can_watch_the_game_live(league):
                 if view["asking"]:
                     break
         assert live.turns == 1 and live.frames()["steps"]  # the bot's first turn, replayable
+        assert live.frames()["steps"][0]["clocks"] == [5.0, 60.0]  # each seat's own clock
         ch.io.submit("resign", None)
         await ch.done.wait()
     assert ch.game_id not in league.live.games and live.finished
