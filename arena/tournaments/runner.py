@@ -256,6 +256,8 @@ class _Run:
         self.n_pairs = 1  # pairings per round, for numbering file openings
         #: called once when the SPRT decides: ends the run (games in play are abandoned)
         self.on_decided: Callable[[], None] = lambda: None
+        #: where finished games are committed while their slot plays on (None: in line)
+        self.commits: trio.Nursery | None = None
 
     async def opening(self, sg: ScheduledGame) -> tuple[tuple[str, ...], ...]:
         """The game pair's opening: the one its other game was recorded with, if it was
@@ -340,29 +342,38 @@ class _Run:
                     raise ArenaError(f"{sg.game_id}: {reply['message']}")
                 raise RuntimeError(f"referee worker failed on {sg.game_id}:\n{reply['message']}")
             data = reply["record"]
-            # shielded: once a game has finished, stopping the run must not lose it
-            with trio.CancelScope(shield=True), _kept_on_failure(sg.game_id, data):
-                await self.store.call(
-                    "record_game",
-                    game_id=sg.game_id,
-                    seq=sg.seq,
-                    round_=sg.round,
-                    game=sg.game,
-                    pair=sg.pair,
-                    seat_order=sg.seat_order,
-                    attempt=attempt,
-                    run_id=self.run_id,
-                    record=data,
-                )
-            self.played += 1
-            row = row_from_record(sg, data, attempt)
-            self.progress.game_finished(row)
-            self.count_for_sprt(row)
+            if self.commits is None:
+                await self._commit(sg, attempt, data)
+            else:
+                # the slot's next game need not wait for the disk: the commit runs beside it
+                # (shielded, in the run's nursery, which ends only when every commit has)
+                self.commits.start_soon(self._commit, sg, attempt, data)
             return
         self.unplayable.append(sg.game_id)
         self.progress.message(
             f"unplayable: {sg.game_id} voided {self.config.max_attempts} times in this run"
         )
+
+    async def _commit(self, sg: ScheduledGame, attempt: int, data: dict[str, Any]) -> None:
+        """Record a finished game; only then does it count (played, progress, SPRT)."""
+        # shielded: once a game has finished, stopping the run must not lose it
+        with trio.CancelScope(shield=True), _kept_on_failure(sg.game_id, data):
+            await self.store.call(
+                "record_game",
+                game_id=sg.game_id,
+                seq=sg.seq,
+                round_=sg.round,
+                game=sg.game,
+                pair=sg.pair,
+                seat_order=sg.seat_order,
+                attempt=attempt,
+                run_id=self.run_id,
+                record=data,
+            )
+        self.played += 1
+        row = row_from_record(sg, data, attempt)
+        self.progress.game_finished(row)
+        self.count_for_sprt(row)
 
     def count_for_sprt(self, row: GameRow) -> None:
         if self.sprt is None:
@@ -614,6 +625,7 @@ async def _play_all(
         run.on_decided = scope.cancel
         with scope:
             async with trio.open_nursery() as workers:
+                run.commits = workers
                 for k in range(concurrency):
                     core = cores[k % len(cores)] if cores else None
                     workers.start_soon(run.worker, receive.clone(), core)
