@@ -1450,10 +1450,17 @@ class RatingPoint:
     variant: str
     mu: float
     sigma: float
+    #: the rating before that game (where a chart's line starts)
+    mu_before: float
+    sigma_before: float
 
     @property
     def rating(self) -> float:
         return self.mu - 3.0 * self.sigma
+
+    @property
+    def rating_before(self) -> float:
+        return self.mu_before - 3.0 * self.sigma_before
 
 
 def rating_history(
@@ -1462,7 +1469,15 @@ def rating_history(
     """The version's rating after each of its last `limit` rated games in the variant, oldest
     first (an index range scan on (version, variant, game))."""
     rows = conn.execute(
-        sa.select(seats.c.game_id, seats.c.mu_after, seats.c.sigma_after)
+        sa.select(
+            seats.c.game_id,
+            seats.c.version_id,
+            seats.c.variant,
+            seats.c.mu_after,
+            seats.c.sigma_after,
+            seats.c.mu_before,
+            seats.c.sigma_before,
+        )
         .where(
             seats.c.version_id == version_id,
             seats.c.variant == variant,
@@ -1471,7 +1486,7 @@ def rating_history(
         .order_by(seats.c.game_id.desc())
         .limit(limit)
     )
-    return [RatingPoint(g, version_id, variant, mu, sg) for g, mu, sg in reversed(rows.all())]
+    return [RatingPoint(*r) for r in reversed(rows.all())]
 
 
 def bot_rating_history(conn: Connection, bot_id: int, *, limit: int) -> list[RatingPoint]:
@@ -1484,6 +1499,8 @@ def bot_rating_history(conn: Connection, bot_id: int, *, limit: int) -> list[Rat
             seats.c.variant,
             seats.c.mu_after,
             seats.c.sigma_after,
+            seats.c.mu_before,
+            seats.c.sigma_before,
         )
         .where(seats.c.bot_id == bot_id, seats.c.mu_after.is_not(None))
         .order_by(seats.c.game_id.desc())

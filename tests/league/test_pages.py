@@ -315,3 +315,15 @@ def test_retire_and_reactivate_need_the_owner_and_a_csrf_token(client, world):
     assert "Disabled by an admin" in client.get("/bots/random-py").text
     assert post("reactivate").status_code == 403
     assert post("dance").status_code == 422
+
+
+def test_the_workers_page_is_in_the_layout_and_escaped(client, world):
+    from arena.league import fleet
+
+    with world.db.write() as conn:
+        fleet.register(conn, EVIL, SCRIPT, 4242, 2)
+    html = client.get("/workers").text
+    no_markup(html)
+    assert 'href="/leaderboard"' in html  # the site's nav
+    rows = cells(html, "workers")
+    assert rows[0][0] == EVIL.replace("<", "&lt;").replace(">", "&gt;")

@@ -14,7 +14,7 @@ retire/reactivate form (`League.retire_bot`), a POST checked against CSRF.
 
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import OrderedDict, defaultdict
 from typing import Any
 from urllib.parse import quote, urlencode
 
@@ -49,7 +49,7 @@ COLUMNS = (
     ("bot", "bot", False, "asc"),
     ("owner", "owner", False, "asc"),
     ("version", "version", True, "desc"),
-    ("rating", "rating (mu - 3 sigma)", True, "desc"),
+    ("rating", "rating (\u03bc \u2212 3\u03c3)", True, "desc"),
     ("elo", "Elo ± 95%", True, "desc"),
     ("games", "games", True, "desc"),
     ("wins", "W", True, "desc"),
@@ -61,6 +61,34 @@ COLUMNS = (
 
 def _league(request: Request) -> League:
     return request.app.state.league
+
+
+class ReplayCache:
+    """The replays of the last `size` finished games shown, by game id. A finished game's
+    record never changes, and drawing its replay (a board picture per action, the viewer's
+    replay_data) is most of a game page's cost: a game linked from the home page is drawn
+    once, not once per visitor."""
+
+    def __init__(self, size: int = 64) -> None:
+        self.size = size
+        self._entries: OrderedDict[int, dict[str, Any] | None] = OrderedDict()
+
+    async def get(self, league: League, game_id: int) -> dict[str, Any] | None:
+        if game_id in self._entries:
+            self._entries.move_to_end(game_id)
+            return self._entries[game_id]
+        replay = await _replay(league, game_id)
+        self._entries[game_id] = replay
+        while len(self._entries) > self.size:
+            self._entries.popitem(last=False)
+        return replay
+
+
+def _replays(request: Request) -> ReplayCache:
+    cache = getattr(request.app.state, "replays", None)
+    if cache is None:
+        cache = request.app.state.replays = ReplayCache()
+    return cache
 
 
 def _query_int(request: Request, name: str, lo: int = 0) -> int | None:
@@ -193,7 +221,7 @@ async def leaderboard(request: Request) -> Response:
     rows = data["rows"][:LEADERBOARD_PAGE]
     chart = line_chart(
         [(name, _numbered(points, games)) for name, games, points in data["history"]],
-        title=f"Rating (mu - 3 sigma) of the top {CHART_BOTS} over their last games",
+        title=f"Rating (\u03bc \u2212 3\u03c3) of the top {CHART_BOTS} over their last games",
         x_label="games played in this variant",
     )
 
@@ -229,9 +257,13 @@ async def leaderboard(request: Request) -> Response:
 
 def _numbered(points: list[store.RatingPoint], games: int) -> list[tuple[float, float]]:
     """The last points of a version's history against its game count (the last one is its
-    `games`th game)."""
+    `games`th game), from the rating it had before the first of them."""
+    if not points:
+        return []
     first = games - len(points) + 1
-    return [(first + i, p.rating) for i, p in enumerate(points)]
+    return [(first - 1, points[0].rating_before)] + [
+        (first + i, p.rating) for i, p in enumerate(points)
+    ]
 
 
 # --- games ------------------------------------------------------------------------------------
@@ -286,7 +318,9 @@ async def game_page(request: Request) -> Response:
     game_id = _path_id(request)
     game = await league.game(game_id)
     seats = await league.read(store.game_seats, game_id)
-    replay = await _replay(league, game_id) if game["state"] == "finished" else None
+    replay = None
+    if game["state"] == "finished":
+        replay = await _replays(request).get(league, game_id)
     user = request.state.user
     owns = user is not None and (user.is_admin or any(s["owner_id"] == user.id for s in seats))
     return render(
@@ -341,11 +375,15 @@ async def bot_page(request: Request) -> Response:
     by_variant: dict[str, list[tuple[float, float]]] = defaultdict(list)
     for p in data["history"]:
         points = by_variant[p.variant]
-        points.append((len(points) + 1, p.rating))
+        if not points:
+            points.append((0, p.rating_before))
+        points.append((len(points), p.rating))
+    n = len(data["history"])
+    last = f"its last {n}" if n == BOT_HISTORY else f"its {n}"
     chart = line_chart(
         sorted(by_variant.items()),
-        title=f"Rating (mu - 3 sigma) over its last {BOT_HISTORY} rated games, by variant",
-        x_label="rated games (in this window, oldest first)",
+        title=f"Rating (\u03bc \u2212 3\u03c3) over {last} rated games, by variant",
+        x_label="its rated games in the variant (all versions, oldest first)",
     )
     active = next((v for v in data["versions"] if v.state == "active"), None)
     return render(

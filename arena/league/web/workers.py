@@ -3,7 +3,7 @@
 `GET /api/v1/workers` (public, like the queue) lists every worker with its state (running, lost:
 no heartbeat for `stalled_after` seconds, stopped), the games it is playing, its load and its
 counts of games played, voided and stale, its last failure, and the job queue's counts.
-`GET /workers` is the same as an HTML page, every value escaped.
+`GET /workers` is the same as a page in the site's layout, every value escaped.
 
 `GET /api/v1/worker/archives/{sha256}` serves a version's archive to workers. Archives are the
 bots' code, private to their owners, so it needs `Authorization: Bearer SECRET`, the worker
@@ -15,11 +15,10 @@ checks them against their hash; the worker checks them again.
 from __future__ import annotations
 
 import hmac
-from html import escape
 from typing import Any
 
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
+from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from arena.league import fleet, queue
@@ -67,57 +66,13 @@ async def archive(request: Request) -> Response:
     return Response(data, media_type="application/octet-stream")
 
 
-_STYLE = (
-    "body{font-family:sans-serif;margin:2em}table{border-collapse:collapse}"
-    "td,th{border:1px solid #ccc;padding:.3em .6em;text-align:left}"
-    ".lost{color:#b00}.stopped{color:#888}"
-)
-
-
 async def workers_page(request: Request) -> Response:
+    from arena.league.web.auth import current_user
+    from arena.league.web.render import render
+
+    await current_user(request)
     data = await fleet_status(_league(request))
-    rows = []
-    for w in data["items"]:
-        playing = ", ".join(f"#{p['game']} ({p['variant']})" for p in w["playing"]) or "-"
-        cells = [
-            w["name"],
-            w["host"],
-            w["state"],
-            f"{len(w['playing'])}/{w['concurrency']}",
-            playing,
-            f"{w['heartbeat_age']} s",
-            w["played"],
-            w["voided"],
-            w["stale"],
-            w["last_failure"] or "",
-        ]
-        tds = "".join(f"<td>{escape(str(c))}</td>" for c in cells)
-        rows.append(f'<tr class="{escape(w["state"])}">{tds}</tr>')
-    heads = "".join(
-        f"<th>{h}</th>"
-        for h in (
-            "worker",
-            "host",
-            "state",
-            "load",
-            "playing",
-            "heartbeat",
-            "played",
-            "voided",
-            "stale",
-            "last failure",
-        )
-    )
-    jobs = ", ".join(f"{escape(k)} {v}" for k, v in sorted(data["jobs"].items())) or "none"
-    name = escape(_league(request).settings.name)
-    html = (
-        f"<!doctype html><html><head><meta charset='utf-8'><title>{name}: workers</title>"
-        f"<style>{_STYLE}</style></head><body><h1>{name}: workers</h1>"
-        f"<p>Jobs: {jobs}. A worker silent for {data['stalled_after']:g} s is lost; its games "
-        f"are replayed elsewhere.</p><table><tr>{heads}</tr>{''.join(rows)}</table>"
-        "</body></html>"
-    )
-    return HTMLResponse(html)
+    return render(request, "workers.html", title="Workers", **data)
 
 
 def worker_routes() -> list[Route]:
