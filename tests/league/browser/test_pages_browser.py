@@ -55,8 +55,8 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         server.stop()
 
 
-def board_html(driver) -> str:
-    return driver.execute_script("return document.querySelector('.arena-board').innerHTML;")
+def board_html(d) -> str:
+    return d.execute_script("return document.querySelector('.arena-board').innerHTML;")
 
 
 def test_leaderboard_bot_and_game_pages_and_the_replay_steps(driver, league, tmp_path):  # noqa: F811
@@ -96,7 +96,7 @@ def test_leaderboard_bot_and_game_pages_and_the_replay_steps(driver, league, tmp
     wait(driver, lambda d: board_html(d) != first, 10, "the board after the → key")
     second = board_html(driver)
     driver.find_element(By.CSS_SELECTOR, 'button[title^="next action"]').click()
-    wait(driver, lambda d: board_html(d) not in (first, second), 10, "the board after ›")
+    wait(driver, lambda d: board_html(d) not in (first, second), 10, "the board after a click")
     driver.find_element(By.CSS_SELECTOR, 'button[title^="end"]').click()
     driver.execute_script("window.scrollTo(0, 0);")
     driver.save_screenshot(str(tmp_path / "game.png"))
