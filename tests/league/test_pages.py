@@ -223,7 +223,8 @@ def test_a_game_page_shows_players_ratings_reason_and_the_replay(client, world):
 def test_a_queued_game_says_so_and_leaves_a_hook_for_live_updates(client, world):
     html = client.get(f"/games/{world.queued}").text
     assert f'data-game-id="{world.queued}" data-state="queued"' in html
-    assert "waiting for a free slot" in html and f'href="/live/{world.queued}"' in html
+    assert "waiting for a free slot" in html
+    assert f'data-live-game="/games/{world.queued}/live"' in html  # followed live (web/live.py)
     assert client.get("/games/99999").status_code == 404
     assert client.get("/games/abc").status_code == 404
 

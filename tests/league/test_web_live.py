@@ -72,7 +72,7 @@ def read_events(response: httpx.Response):
 
 
 def game_in_flight(server: Server) -> int | None:
-    m = re.search(r'href="/live/(\d+)"', server.get("/live").text)
+    m = re.search(r'href="/games/(\d+)"', server.get("/live").text)
     return int(m.group(1)) if m else None
 
 
@@ -127,7 +127,7 @@ def test_a_game_streams_its_frames_live_and_they_are_its_replay(served):
     # a client that goes away is forgotten at once: its stream stops watching the game
     game_id = server.wait_for(lambda: game_in_flight(server), 60, "a game in flight")
     # without JavaScript the page shows the position as it was when it was made, and reloads
-    page = server.get(f"/live/{game_id}").text
+    page = server.get(f"/games/{game_id}").text
     if 'data-live-game="' in page:  # (else the game ended in between: nothing to see)
         assert '<div class="arena-board live-still"><svg' in page
         assert '<noscript><meta http-equiv="refresh" content="5"></noscript>' in page
@@ -144,7 +144,7 @@ def test_a_game_streams_its_frames_live_and_they_are_its_replay(served):
 def watching(server: Server, game_id: int) -> int | None:
     """The /live list's count of streams following the game (None once it is over)."""
     m = re.search(
-        rf'href="/live/{game_id}">.*?<td class="num">\d+</td><td class="num">(\d+)</td>',
+        rf'href="/games/{game_id}">.*?<td class="num">\d+</td><td class="num">(\d+)</td>',
         server.get("/live").text,
         re.S,
     )
@@ -172,7 +172,7 @@ def test_the_live_list_names_games_in_flight_escaped_and_remote_games_are_said(s
     match = {"game": "stripes", "options": {}, "seed": 1, "time_control": tc}
     league.live.start(7, "stripes", match, [evil, "b"])
     page = client.get("/live").text
-    assert 'href="/live/7"' in page and evil not in page and "&lt;script&gt;" in page
+    assert 'href="/games/7"' in page and evil not in page and "&lt;script&gt;" in page
     assert league.live.get(7).frames()["players"][0]["name"] == evil  # data, drawn as text
     league.live.end(7)
     league.live.local = False

@@ -15,9 +15,11 @@ the viewer's format (arena/viewer/replay.py), made from the turns the executor p
 A reader keeps its own count of the steps it has sent and waits on the game's signal under its
 own cancel scope, so a slow or vanished page never holds up a game (see live.py).
 
-The pages: `/live` lists the games in flight; `/live/{id}` shows one in the shared viewer,
-advancing by itself (static/live.js); `live_games(league)` gives the home page the same list.
-Without JavaScript the watch page refreshes itself every few seconds and links the record.
+The pages: `/live` lists the games in flight; a game's own page (`/games/{id}`, web/pages.py,
+which `/live/{id}` redirects to) includes `_live_game.html` with `live_context(...)` while the
+game is queued or running, and shows it in the shared viewer advancing by itself
+(static/live.js); `live_games(league)` gives the home page the same list. Without JavaScript the
+game page shows the position when it was made and refreshes itself every few seconds.
 """
 
 from __future__ import annotations
@@ -26,7 +28,7 @@ from typing import Any
 
 import trio
 from starlette.requests import Request
-from starlette.responses import Response
+from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from arena.league.errors import LeagueError
@@ -63,26 +65,21 @@ async def live_page(request: Request) -> Response:
 
 
 async def watch_page(request: Request) -> Response:
-    await current_user(request)
-    league = _league(request)
-    game_id = _game_id(request)
-    game = await league.game(game_id)
+    """A game's own page (web/pages.py) is where it is watched, live or replayed."""
+    return RedirectResponse(f"/games/{_game_id(request)}", status_code=303)
+
+
+async def live_context(league: League, game_id: int) -> dict[str, Any]:
+    """What `_live_game.html` needs for a game page: `live` (the game's summary while this
+    server plays it, else None), `local` (whether games here are shown live: not when remote
+    workers play them, except people's challenges, which are always played here) and `board`
+    (the position now, as the engine's SVG, for a page without JavaScript)."""
     live = league.live.get(game_id)
-    replay = None
-    board = await live.position_svg() if live is not None else None
-    if game["state"] == "finished":
-        replay = await _replay(league, game_id)
-    return render(
-        request,
-        "watch.html",
-        title=f"Game {game_id}",
-        game=game,
-        live=live.summary() if live is not None else None,
-        # a person's challenge is played here even when league games are not
-        local=league.live.local or live is not None,
-        replay=replay,
-        board=board,
-    )
+    return {
+        "live": live.summary() if live is not None else None,
+        "local": league.live.local or live is not None,
+        "board": await live.position_svg() if live is not None else None,
+    }
 
 
 async def _replay(league: League, game_id: int) -> dict[str, Any] | None:

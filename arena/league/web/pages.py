@@ -27,7 +27,7 @@ from arena.league import store
 from arena.league.errors import LeagueError
 from arena.league.service import League
 from arena.league.web.auth import check_csrf, current_user, require_user
-from arena.league.web.live import _replay, live_games
+from arena.league.web.live import _replay, live_context, live_games
 from arena.league.web.render import render
 from arena.referee.channel import STDERR_SEPARATOR
 from arena.tournaments.report import FORFEIT_KINDS, KIND_ORDER
@@ -332,7 +332,7 @@ async def game_page(request: Request) -> Response:
         replay=replay,
         reason=reason_words(game, full=True),
         owns=owns,
-        live=league.live.get(game_id),
+        **await live_context(league, game_id),
     )
 
 

@@ -101,12 +101,22 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, s
 
 
 def wait(driver, condition, timeout: float, what: str):
+    """WebDriverWait, failing with what the page and the browser said."""
+    from selenium.common.exceptions import TimeoutException
     from selenium.webdriver.support.ui import WebDriverWait
 
-    return WebDriverWait(driver, timeout, poll_frequency=0.1).until(condition, what)
+    try:
+        return WebDriverWait(driver, timeout, poll_frequency=0.1).until(condition, what)
+    except TimeoutException:
+        text = driver.find_element("tag name", "body").text[:1500]
+        raise AssertionError(
+            f"timed out waiting for {what} at {driver.current_url}:\n{text}\n"
+            f"console: {driver.get_log('browser')}"
+        ) from None
 
 
 def console_errors(driver) -> list[dict]:
+    """SEVERE console entries but the missing favicon (not a page of ours)."""
     logs = driver.get_log("browser")
     return [e for e in logs if e["level"] == "SEVERE" and "favicon.ico" not in e["message"]]
 
