@@ -10,9 +10,11 @@ exactly-once rule.
 from __future__ import annotations
 
 import random
+import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
+import sqlalchemy as sa
 import trio
 
 from arena.league import store
@@ -22,6 +24,8 @@ from arena.tournaments.schedule import random_opening
 
 #: how long an idle scheduler waits before looking again when nothing woke it
 IDLE_POLL = 2.0
+#: seconds between recounts of the rated games per variant (see `Scheduler._games_per_variant`)
+PLAYED_REFRESH = 30.0
 
 
 @dataclass(frozen=True)
@@ -94,6 +98,8 @@ class Scheduler(JobSource):
         self.on_recorded: Callable[[], None] = lambda: None
         self.stale = 0
         self.voided = 0
+        self._played: dict[str, int] | None = None
+        self._played_at = 0.0
 
     def wake(self) -> None:
         """Something changed (a version activated, a game requeued): look again now."""
@@ -111,7 +117,12 @@ class Scheduler(JobSource):
                 self._wake = trio.Event()
 
     async def finished(self, outcome: Outcome) -> None:
-        ok = await trio.to_thread.run_sync(self.record, outcome)
+        await self.finished_then_next(outcome, claim=False)
+
+    async def finished_then_next(self, outcome: Outcome, *, claim: bool = True) -> GameJob | None:
+        """Record the outcome and, in the same transaction and thread hop, claim the slot's
+        next game: a game costs the server one write transaction, not two."""
+        ok, following = await trio.to_thread.run_sync(self._record_and_claim, outcome, claim)
         if ok:
             self.on_recorded()
         if not ok:
@@ -121,41 +132,72 @@ class Scheduler(JobSource):
         else:
             self.voided += 1
             self.wake()
+        return None if following is None else job_from_claim(following, self.settings)
 
     def record(self, outcome: Outcome) -> bool:
         """Blocking: record an outcome; False when it was stale (dropped)."""
+        return self._record_and_claim(outcome, False)[0]
+
+    def _record_and_claim(self, outcome: Outcome, claim: bool) -> tuple[bool, store.Claim | None]:
         job = outcome.job
         with self.db.write() as conn:
             if outcome.record is not None:
-                return store.record_result(conn, job.game_id, job.attempt, outcome.record)
-            assert outcome.void is not None
-            return store.void_attempt(
-                conn,
-                job.game_id,
-                job.attempt,
-                outcome.void,
-                outcome.reason,
-                self.settings.max_attempts,
-            )
+                ok = store.record_result(conn, job.game_id, job.attempt, outcome.record)
+            else:
+                assert outcome.void is not None
+                ok = store.void_attempt(
+                    conn,
+                    job.game_id,
+                    job.attempt,
+                    outcome.void,
+                    outcome.reason,
+                    self.settings.max_attempts,
+                )
+            if not claim:
+                return ok, None
+            # the claim must never cost the outcome: if it fails, only it is rolled back (the
+            # slot then asks again through next_job, where the error surfaces)
+            try:
+                with conn.begin_nested():
+                    return ok, self._claim_in(conn)
+            except sa.exc.SQLAlchemyError:
+                return ok, None
 
     def _claim_next(self) -> store.Claim | None:
         with self.db.write() as conn:
-            for gid in store.queued_game_ids(conn, 1):
-                claim = store.claim_game(conn, gid)
-                if claim is not None:
-                    return claim
-            pairing = self._plan(conn)
-            if pairing is None:
-                return None
-            gid = store.create_game(conn, self._new_game(pairing))
-            return store.claim_game(conn, gid)
+            return self._claim_in(conn)
+
+    def _claim_in(self, conn) -> store.Claim | None:
+        for gid in store.queued_game_ids(conn, 1):
+            claim = store.claim_game(conn, gid)
+            if claim is not None:
+                return claim
+        pairing = self._plan(conn)
+        if pairing is None:
+            return None
+        gid = store.create_game(conn, self._new_game(pairing))
+        return store.claim_game(conn, gid)
 
     def _plan(self, conn) -> Pairing | None:
         labels = [g.label for g in self.settings.games]
         pool = {v: store.candidates(conn, v) for v in labels}
-        return plan_game(
-            self.rng, self.settings.matchmaking, labels, store.games_per_variant(conn), pool
-        )
+        played = self._games_per_variant(conn)
+        pairing = plan_game(self.rng, self.settings.matchmaking, labels, played, pool)
+        if pairing is not None:  # the caller creates it in this transaction
+            played[pairing.variant] = played.get(pairing.variant, 0) + 1
+        return pairing
+
+    def _games_per_variant(self, conn) -> dict[str, int]:
+        """The rated games per variant, counted over the games table only every
+        PLAYED_REFRESH seconds (a full scan, which at a million games takes longer than a
+        game) and kept up to date in between by `_plan`, which makes every new rated game.
+        Only a game failing for good or a rolled-back plan makes the count drift, until the
+        next refresh; the count only balances variants."""
+        now = time.monotonic()
+        if self._played is None or now - self._played_at > PLAYED_REFRESH:
+            self._played = store.games_per_variant(conn)
+            self._played_at = now
+        return self._played
 
     def _new_game(self, p: Pairing) -> store.NewGame:
         entry = self.settings.game(p.variant)

@@ -751,36 +751,63 @@ class NewGame:
     schedule_key: str | None = None
 
 
+# The statements of the scheduling hot path (create, claim, record, rate: a dozen per game) are
+# built once, with bind parameters, rather than per call: SQLAlchemy then skips building the
+# expression and its cache key each time, which on a 2-core machine is CPU the games lack.
+_p = sa.bindparam
+
+_INSERT_GAME = games.insert().values(
+    kind=_p("p_kind"),
+    schedule_key=_p("p_schedule_key"),
+    variant=_p("p_variant"),
+    game_name=_p("p_game_name"),
+    options=_p("p_options"),
+    seed=_p("p_seed"),
+    opening=_p("p_opening"),
+    time_control=_p("p_time_control"),
+    version0=_p("p_version0"),
+    version1=_p("p_version1"),
+    state=GameState.QUEUED,
+    attempt=0,
+    priority=_p("p_priority"),
+    created_at=_p("p_now"),
+)
+_SEATED_VERSIONS = sa.select(
+    versions.c.id, versions.c.bot_id, versions.c.path, versions.c.manifest
+).where(versions.c.id.in_([_p("p_v0"), _p("p_v1")]))
+_INSERT_SEAT = seats.insert().values(
+    game_id=_p("p_game"),
+    seat=_p("p_seat"),
+    version_id=_p("p_version"),
+    bot_id=_p("p_bot"),
+    variant=_p("p_variant"),
+)
+
+
 def create_game(conn: Connection, g: NewGame) -> int:
     gid = conn.execute(
-        games.insert().values(
-            kind=g.kind,
-            schedule_key=g.schedule_key,
-            variant=g.variant,
-            game_name=g.game_name,
-            options=json.dumps(g.options, sort_keys=True),
-            seed=g.seed,
-            opening=json.dumps([list(t) for t in g.opening]),
-            time_control=json.dumps(g.time_control, sort_keys=True),
-            version0=g.version0,
-            version1=g.version1,
-            state=GameState.QUEUED,
-            attempt=0,
-            priority=g.priority,
-            created_at=now_iso(),
-        )
+        _INSERT_GAME,
+        {
+            "p_kind": str(g.kind),
+            "p_schedule_key": g.schedule_key,
+            "p_variant": g.variant,
+            "p_game_name": g.game_name,
+            "p_options": json.dumps(g.options, sort_keys=True),
+            "p_seed": g.seed,
+            "p_opening": json.dumps([list(t) for t in g.opening]),
+            "p_time_control": json.dumps(g.time_control, sort_keys=True),
+            "p_version0": g.version0,
+            "p_version1": g.version1,
+            "p_priority": g.priority,
+            "p_now": now_iso(),
+        },
     ).inserted_primary_key[0]
-    bot_of = dict(
-        conn.execute(
-            sa.select(versions.c.id, versions.c.bot_id).where(
-                versions.c.id.in_([g.version0, g.version1])
-            )
-        ).all()
-    )
+    seated = conn.execute(_SEATED_VERSIONS, {"p_v0": g.version0, "p_v1": g.version1})
+    bot_of = {r.id: r.bot_id for r in seated}
     conn.execute(
-        seats.insert(),
+        _INSERT_SEAT,
         [
-            {"game_id": gid, "seat": s, "version_id": v, "bot_id": bot_of[v], "variant": g.variant}
+            {"p_game": gid, "p_seat": s, "p_version": v, "p_bot": bot_of[v], "p_variant": g.variant}
             for s, v in ((0, g.version0), (1, g.version1))
         ],
     )
@@ -805,35 +832,33 @@ class Claim:
     manifests: tuple[dict[str, Any], dict[str, Any]]
 
 
+_QUEUED_IDS = (
+    sa.select(games.c.id)
+    .where(games.c.state == GameState.QUEUED)
+    .order_by(games.c.priority.desc(), games.c.id)
+    .limit(_p("p_limit"))
+)
+
+
 def queued_game_ids(conn: Connection, limit: int = 1) -> list[int]:
-    return list(
-        conn.execute(
-            sa.select(games.c.id)
-            .where(games.c.state == GameState.QUEUED)
-            .order_by(games.c.priority.desc(), games.c.id)
-            .limit(limit)
-        ).scalars()
-    )
+    return list(conn.execute(_QUEUED_IDS, {"p_limit": limit}).scalars())
+
+
+# queued -> running, the next attempt number, and the row as it now is, in one statement
+_CLAIM = (
+    games.update()
+    .where(games.c.id == _p("p_game"), games.c.state == GameState.QUEUED)
+    .values(state=GameState.RUNNING, attempt=games.c.attempt + 1, claimed_at=_p("p_now"))
+    .returning(*games.c)
+)
 
 
 def claim_game(conn: Connection, game_id: int) -> Claim | None:
     """queued -> running with the next attempt number; None if someone else claimed it."""
-    done = conn.execute(
-        games.update()
-        .where(games.c.id == game_id, games.c.state == GameState.QUEUED)
-        .values(state=GameState.RUNNING, attempt=games.c.attempt + 1, claimed_at=now_iso())
-    ).rowcount
-    if done != 1:
+    g = conn.execute(_CLAIM, {"p_game": game_id, "p_now": now_iso()}).first()
+    if g is None:
         return None
-    g = conn.execute(sa.select(games).where(games.c.id == game_id)).one()
-    v = {
-        r.id: r
-        for r in conn.execute(
-            sa.select(versions.c.id, versions.c.path, versions.c.manifest).where(
-                versions.c.id.in_([g.version0, g.version1])
-            )
-        )
-    }
+    v = {r.id: r for r in conn.execute(_SEATED_VERSIONS, {"p_v0": g.version0, "p_v1": g.version1})}
     return Claim(
         game_id=g.id,
         attempt=g.attempt,
@@ -866,6 +891,74 @@ def _outcome(points: float, forfeit: bool) -> str:
     return "forfeit" if forfeit else "loss"
 
 
+# the conditional update that makes recording exactly-once; `rated` is decided from the row's
+# own kind in the same statement, and the row's seats come back with it
+_FINISH = (
+    games.update()
+    .where(
+        games.c.id == _p("p_game"),
+        games.c.attempt == _p("p_attempt"),
+        games.c.state == GameState.RUNNING,
+    )
+    .values(
+        state=GameState.FINISHED,
+        finished_at=_p("p_now"),
+        winner=_p("p_winner"),
+        result=_p("p_result"),
+        reason=_p("p_reason"),
+        detail=_p("p_detail"),
+        forfeit=_p("p_forfeit"),
+        loser_seat=_p("p_loser_seat"),
+        score0=_p("p_score0"),
+        score1=_p("p_score1"),
+        turns=_p("p_turns"),
+        duration=_p("p_duration"),
+        rated=sa.case(
+            (games.c.kind == GameKind.RATED, _p("p_rated", type_=Boolean)), else_=sa.false()
+        ),
+    )
+    .returning(games.c.kind, games.c.variant, games.c.version0, games.c.version1)
+)
+_INSERT_RECORD = records.insert().values(game_id=_p("p_game"), data=_p("p_data"))
+_SEAT_OUTCOMES = (
+    seats.update()
+    .where(seats.c.game_id == _p("p_game"))
+    .values(outcome=sa.case((seats.c.seat == 0, _p("p_out0")), else_=_p("p_out1")))
+)
+_RATED_SEAT = (
+    seats.update()
+    .where(seats.c.game_id == _p("p_game"), seats.c.seat == _p("p_seat"))
+    .values(
+        outcome=_p("p_outcome"),
+        mu_before=_p("p_mu_before"),
+        sigma_before=_p("p_sigma_before"),
+        mu_after=_p("p_mu_after"),
+        sigma_after=_p("p_sigma_after"),
+    )
+)
+_LOCK_RATINGS = (
+    sa.select(ratings)
+    .where(ratings.c.variant == _p("p_variant"), ratings.c.version_id.in_([_p("p_v0"), _p("p_v1")]))
+    .order_by(ratings.c.version_id)
+    .with_for_update()
+)
+_UPDATE_RATING = (
+    ratings.update()
+    .where(ratings.c.version_id == _p("p_version"), ratings.c.variant == _p("p_variant"))
+    .values(
+        mu=_p("p_mu"),
+        sigma=_p("p_sigma"),
+        score=_p("p_score"),
+        games=ratings.c.games + 1,
+        wins=ratings.c.wins + _p("p_win", type_=Integer),
+        draws=ratings.c.draws + _p("p_draw", type_=Integer),
+        losses=ratings.c.losses + _p("p_loss", type_=Integer),
+        forfeits=ratings.c.forfeits + _p("p_forfeit", type_=Integer),
+        last_game_at=_p("p_now"),
+    )
+)
+
+
 def record_result(conn: Connection, game_id: int, attempt: int, record: dict[str, Any]) -> bool:
     """Record a finished attempt exactly once; False (nothing written) if it is stale.
 
@@ -877,93 +970,99 @@ def record_result(conn: Connection, game_id: int, attempt: int, record: dict[str
     scores = [*list(res.get("scores") or []), None, None]
     reason = str(res.get("reason", ""))
     forfeit = bool(res.get("forfeit")) or reason in FORFEIT_REASONS
-    # both bots failing to start is no contest: recorded, shown, not rated
-    kind = conn.execute(sa.select(games.c.kind).where(games.c.id == game_id)).scalar()
-    rated = kind == GameKind.RATED and reason != "both_failed_start"
-    done = conn.execute(
-        games.update()
-        .where(
-            games.c.id == game_id,
-            games.c.attempt == attempt,
-            games.c.state == GameState.RUNNING,
-        )
-        .values(
-            state=GameState.FINISHED,
-            finished_at=now_iso(),
-            winner=winner,
-            result=res.get("result") or {0: "1-0", 1: "0-1"}.get(winner, "1/2-1/2"),
-            reason=reason[:64],
-            detail=str(res.get("detail") or ""),
-            forfeit=forfeit,
-            loser_seat=res.get("loser_seat"),
-            score0=scores[0],
-            score1=scores[1],
-            turns=record.get("turn_count"),
-            duration=record.get("duration"),
-            rated=rated,
-        )
-    ).rowcount
-    if done != 1:
+    g = conn.execute(
+        _FINISH,
+        {
+            "p_game": game_id,
+            "p_attempt": attempt,
+            "p_now": now_iso(),
+            "p_winner": winner,
+            "p_result": res.get("result") or {0: "1-0", 1: "0-1"}.get(winner, "1/2-1/2"),
+            "p_reason": reason[:64],
+            "p_detail": str(res.get("detail") or ""),
+            "p_forfeit": forfeit,
+            "p_loser_seat": res.get("loser_seat"),
+            "p_score0": scores[0],
+            "p_score1": scores[1],
+            "p_turns": record.get("turn_count"),
+            "p_duration": record.get("duration"),
+            # both bots failing to start is no contest: recorded, shown, not rated
+            "p_rated": reason != "both_failed_start",
+        },
+    ).first()
+    if g is None:
         return False
-    conn.execute(records.insert().values(game_id=game_id, data=compress_record(record)))
+    conn.execute(_INSERT_RECORD, {"p_game": game_id, "p_data": compress_record(record)})
     _bump(conn, "finished")
     points0 = 0.5 if winner is None else (1.0 if winner == 0 else 0.0)
-    for seat, pts in ((0, points0), (1, 1.0 - points0)):
+    outcomes = (
+        _outcome(points0, forfeit and points0 == 0.0),
+        _outcome(1.0 - points0, forfeit and points0 == 1.0),
+    )
+    if g.kind == GameKind.RATED and reason != "both_failed_start":
+        _rate(conn, game_id, g.variant, (g.version0, g.version1), points0, forfeit, outcomes)
+    else:
         conn.execute(
-            seats.update()
-            .where(seats.c.game_id == game_id, seats.c.seat == seat)
-            .values(outcome=_outcome(pts, forfeit and pts == 0.0))
+            _SEAT_OUTCOMES, {"p_game": game_id, "p_out0": outcomes[0], "p_out1": outcomes[1]}
         )
-    if rated:
-        _rate(conn, game_id, points0, forfeit)
     return True
 
 
-def _rate(conn: Connection, game_id: int, points0: float, forfeit: bool) -> None:
-    g = conn.execute(
-        sa.select(games.c.variant, games.c.version0, games.c.version1).where(games.c.id == game_id)
-    ).one()
-    for v in sorted((g.version0, g.version1)):
-        ensure_rating(conn, v, g.variant)
-    rows = {
-        r.version_id: r
-        for r in conn.execute(
-            sa.select(ratings)
-            .where(
-                ratings.c.variant == g.variant,
-                ratings.c.version_id.in_([g.version0, g.version1]),
-            )
-            .order_by(ratings.c.version_id)
-            .with_for_update()
-        )
-    }
-    r0, r1 = rows[g.version0], rows[g.version1]
+def _rate(
+    conn: Connection,
+    game_id: int,
+    variant: str,
+    seated: tuple[int, int],
+    points0: float,
+    forfeit: bool,
+    outcomes: tuple[str, str],
+) -> None:
+    """Both versions' new ratings, and the seats' outcomes with their ratings before and
+    after."""
+    key = {"p_variant": variant, "p_v0": seated[0], "p_v1": seated[1]}
+    rows = {r.version_id: r for r in conn.execute(_LOCK_RATINGS, key)}
+    if len(rows) < len(set(seated)):
+        for v in sorted(seated):
+            ensure_rating(conn, v, variant)
+        rows = {r.version_id: r for r in conn.execute(_LOCK_RATINGS, key)}
+    r0, r1 = rows[seated[0]], rows[seated[1]]
     s0, s1 = rate(Skill(r0.mu, r0.sigma), Skill(r1.mu, r1.sigma), points0)
     now = now_iso()
-    for seat, (row, skill) in enumerate(((r0, s0), (r1, s1))):
-        conn.execute(
-            seats.update()
-            .where(seats.c.game_id == game_id, seats.c.seat == seat)
-            .values(
-                mu_before=row.mu, sigma_before=row.sigma, mu_after=skill.mu, sigma_after=skill.sigma
+    conn.execute(
+        _RATED_SEAT,
+        [
+            {
+                "p_game": game_id,
+                "p_seat": seat,
+                "p_outcome": outcome,
+                "p_mu_before": row.mu,
+                "p_sigma_before": row.sigma,
+                "p_mu_after": skill.mu,
+                "p_sigma_after": skill.sigma,
+            }
+            for seat, (row, skill, outcome) in enumerate(
+                ((r0, s0, outcomes[0]), (r1, s1, outcomes[1]))
             )
-        )
-    for row, skill, pts in ((r0, s0, points0), (r1, s1, 1.0 - points0)):
-        conn.execute(
-            ratings.update()
-            .where(ratings.c.version_id == row.version_id, ratings.c.variant == g.variant)
-            .values(
-                mu=skill.mu,
-                sigma=skill.sigma,
-                score=skill.conservative,
-                games=ratings.c.games + 1,
-                wins=ratings.c.wins + int(pts == 1.0),
-                draws=ratings.c.draws + int(pts == 0.5),
-                losses=ratings.c.losses + int(pts == 0.0),
-                forfeits=ratings.c.forfeits + int(forfeit and pts == 0.0),
-                last_game_at=now,
-            )
-        )
+        ],
+    )
+    conn.execute(
+        _UPDATE_RATING,
+        [
+            {
+                "p_version": row.version_id,
+                "p_variant": variant,
+                "p_mu": skill.mu,
+                "p_sigma": skill.sigma,
+                "p_score": skill.conservative,
+                "p_win": int(pts == 1.0),
+                "p_draw": int(pts == 0.5),
+                "p_loss": int(pts == 0.0),
+                "p_forfeit": int(forfeit and pts == 0.0),
+                "p_now": now,
+            }
+            for row, skill, pts in ((r0, s0, points0), (r1, s1, 1.0 - points0))
+        ],
+    )
 
 
 def void_attempt(
@@ -1011,10 +1110,15 @@ def void_running(conn: Connection, kind: VoidKind, reason: str, max_attempts: in
     return sum(void_attempt(conn, g, a, kind, reason, max_attempts) for g, a in running)
 
 
+_BUMP = (
+    tallies.update()
+    .where(tallies.c.name == _p("p_name"))
+    .values(value=tallies.c.value + _p("p_by", type_=BigInteger))
+)
+
+
 def _bump(conn: Connection, name: str, by: int = 1) -> None:
-    done = conn.execute(
-        tallies.update().where(tallies.c.name == name).values(value=tallies.c.value + by)
-    ).rowcount
+    done = conn.execute(_BUMP, {"p_name": name, "p_by": by}).rowcount
     if not done:  # the migration seeds the rows; a database made by create_all may lack them
         conn.execute(tallies.insert().values(name=name, value=by))
 
@@ -1039,35 +1143,41 @@ class Candidate:
     last_game_at: str | None
 
 
+_PENDING = (
+    sa.select(seats.c.version_id, sa.func.count().label("n"))
+    .join(games, games.c.id == seats.c.game_id)
+    .where(
+        games.c.state.in_([GameState.QUEUED, GameState.RUNNING]),
+        games.c.kind == GameKind.RATED,
+        games.c.variant == _p("p_variant"),
+    )
+    .group_by(seats.c.version_id)
+    .subquery()
+)
+_CANDIDATES = (
+    sa.select(
+        versions.c.id,
+        versions.c.bot_id,
+        ratings.c.mu,
+        ratings.c.sigma,
+        ratings.c.games,
+        sa.func.coalesce(_PENDING.c.n, 0).label("pending"),
+        ratings.c.last_game_at,
+    )
+    .join(
+        ratings,
+        sa.and_(ratings.c.version_id == versions.c.id, ratings.c.variant == _p("p_variant")),
+    )
+    .outerjoin(_PENDING, _PENDING.c.version_id == versions.c.id)
+    .where(versions.c.state == VersionState.ACTIVE)
+    .order_by(versions.c.id)
+)
+
+
 def candidates(conn: Connection, variant: str) -> list[Candidate]:
-    pending = (
-        sa.select(seats.c.version_id, sa.func.count().label("n"))
-        .join(games, games.c.id == seats.c.game_id)
-        .where(
-            games.c.state.in_([GameState.QUEUED, GameState.RUNNING]),
-            games.c.kind == GameKind.RATED,
-            games.c.variant == variant,
-        )
-        .group_by(seats.c.version_id)
-        .subquery()
-    )
-    rows = conn.execute(
-        sa.select(
-            versions.c.id,
-            versions.c.bot_id,
-            ratings.c.mu,
-            ratings.c.sigma,
-            ratings.c.games,
-            sa.func.coalesce(pending.c.n, 0).label("pending"),
-            ratings.c.last_game_at,
-        )
-        .join(ratings, sa.and_(ratings.c.version_id == versions.c.id, ratings.c.variant == variant))
-        .outerjoin(pending, pending.c.version_id == versions.c.id)
-        .where(versions.c.state == VersionState.ACTIVE)
-        .order_by(versions.c.id)
-    )
     return [
-        Candidate(r.id, r.bot_id, r.mu, r.sigma, r.games + r.pending, r.last_game_at) for r in rows
+        Candidate(r.id, r.bot_id, r.mu, r.sigma, r.games + r.pending, r.last_game_at)
+        for r in conn.execute(_CANDIDATES, {"p_variant": variant})
     ]
 
 

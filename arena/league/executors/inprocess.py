@@ -38,8 +38,8 @@ class InProcessExecutor(Executor):
     async def _slot(self, source: JobSource) -> None:
         worker: WorkerProcess | None = None
         try:
+            job = await source.next_job()
             while True:
-                job = await source.next_job()
                 try:
                     if worker is None:
                         worker = await WorkerProcess.start([], None)
@@ -52,9 +52,10 @@ class InProcessExecutor(Executor):
                 else:
                     outcome = _outcome(job, reply)
                 with trio.CancelScope(shield=True):
-                    await source.finished(outcome)
+                    following = await source.finished_then_next(outcome)
                 if self.live is not None:
                     self.live.end(job.game_id)
+                job = following or await source.next_job()
         finally:
             if worker is not None:
                 with trio.CancelScope(shield=True):
