@@ -1276,10 +1276,8 @@ def leaderboard(
         rows = conn.execute(ranked.order_by(*by_rating).limit(limit).offset(offset))
     else:
         sub = ranked.subquery()
-        column = {
-            "rating": sub.c.score,
-            "version": sub.c.number,
-        }.get(sort) or sub.c[sort if sort in LEADERBOARD_SORTS and sort in sub.c else "rank"]
+        name = {"rating": "score", "version": "number"}.get(sort, sort)
+        column = sub.c[name if sort in LEADERBOARD_SORTS and name in sub.c else "rank"]
         key = column.desc() if descending else column.asc()
         rows = conn.execute(
             sa.select(sub).order_by(key.nulls_last(), sub.c.rank).limit(limit).offset(offset)

@@ -12,6 +12,8 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 from starlette.testclient import TestClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
@@ -328,3 +330,60 @@ def test_the_workers_page_is_in_the_layout_and_escaped(client, world):
     assert 'href="/leaderboard"' in html  # the site's nav
     rows = cells(html, "workers")
     assert rows[0][0] == EVIL.replace("<", "&lt;").replace(">", "&gt;")
+
+
+def test_a_persons_seat_is_shown_without_a_page(client, world):
+    with world.db.write() as conn:
+        human = store.human_version(conn, world.alice)
+        gid = store.create_game(
+            conn,
+            store.NewGame(
+                store.GameKind.CHALLENGE, "stripes", "stripes", {}, 5, (), {}, human, world.vb.id
+            ),
+        )
+    html = client.get(f"/games/{gid}").text
+    assert "<span>@alice</span>" in html and 'href="/bots/@alice"' not in html
+    assert 'href="/bots/%40alice"' not in html
+    assert client.get("/bots/@alice").status_code == 404
+
+
+@settings(
+    max_examples=25, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture]
+)
+@given(
+    sort=st.sampled_from([c[0] for c in pages.COLUMNS]),
+    descending=st.booleans(),
+    extra=st.lists(st.tuples(st.floats(-20, 60), st.integers(0, 9)), max_size=6),
+)
+def test_any_sort_shows_the_same_rows_with_the_ratings_ranks(world, sort, descending, extra):
+    """Whatever the column and direction: the same versions, each with its place by rating,
+    ordered by that column (ties by rank)."""
+    with world.db.write() as conn:
+        conn.execute(store.ratings.delete().where(store.ratings.c.version_id > world.vb.id))
+        for i, (mu, games) in enumerate(extra):
+            v = store.add_version(
+                conn,
+                owner_id=world.bob.id,
+                bot_name=f"extra{i}",
+                archive_sha256="0",
+                path="",
+                manifest={},
+            )
+            store.set_version_state(conn, v.id, store.VersionState.ACTIVE)
+            store.ensure_rating(conn, v.id, "stripes", mu=mu)
+            conn.execute(
+                store.ratings.update()
+                .where(store.ratings.c.version_id == v.id)
+                .values(games=games, wins=games // 2)
+            )
+    with world.db.read() as conn:
+        base = store.leaderboard(conn, "stripes", limit=50, offset=0)
+        rows = store.leaderboard(
+            conn, "stripes", limit=50, offset=0, sort=sort, descending=descending
+        )
+    assert [r["rank"] for r in base] == list(range(1, len(base) + 1))
+    assert sorted(rows, key=lambda r: r["rank"]) == base
+    # base is in rank order and Python's sort is stable (also reversed): ties stay by rank
+    known = [r for r in base if r[sort] is not None]
+    expected = sorted(known, key=lambda r: r[sort], reverse=descending)
+    assert rows == expected + [r for r in base if r[sort] is None]
