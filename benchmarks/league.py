@@ -367,7 +367,7 @@ def time_pages(db: store.Database, url: str, label: str, n_bots: int, n_games: i
             "leaderboard (by games)": lambda: "/leaderboard/stripes?sort=games&dir=desc",
             "leaderboard (page 9)": lambda: "/leaderboard/stripes?page=9",
             "a bot's page": lambda: f"/bots/bot{rng.randrange(1, n_bots + 1)}",
-            "a game's page (replay)": lambda: f"/games/{rng.choice(recent)}",
+            "a game's page (replay)": lambda: f"/games/{n_games}",
             "a game's page, first view": lambda: f"/games/{rng.choice(recent)}",
             "games list": lambda: "/games",
             "games list, far back": lambda: f"/games?before={n_games // 3}",

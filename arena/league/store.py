@@ -22,6 +22,7 @@ opening and clock and its two seated versions, so a tournament's schedule fits t
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import zlib
@@ -1248,43 +1249,11 @@ def leaderboard(
     `rank` is always the place by rating; `sort` (one of LEADERBOARD_SORTS) only orders the
     rows, ties broken by rank. A variant has at most a few thousand versions, so any order is
     a sort of that many rows."""
-    states = [VersionState.ACTIVE]
-    if include_retired:
-        states += [VersionState.RETIRED, VersionState.DISABLED]
-    by_rating = (ratings.c.score.desc(), ratings.c.version_id)
-    ranked = (
-        sa.select(
-            ratings,
-            sa.func.row_number().over(order_by=by_rating).label("rank"),
-            bots.c.name.label("bot"),
-            users.c.name.label("owner"),
-            versions.c.number,
-            versions.c.state,
-            official.c.elo,
-            official.c.ci95,
-        )
-        .join(versions, versions.c.id == ratings.c.version_id)
-        .join(bots, bots.c.id == versions.c.bot_id)
-        .join(users, users.c.id == bots.c.owner_id)
-        .outerjoin(
-            official,
-            sa.and_(official.c.version_id == ratings.c.version_id, official.c.variant == variant),
-        )
-        .where(ratings.c.variant == variant, versions.c.state.in_(states))
-    )
-    if sort == "rank" and not descending:
-        rows = conn.execute(ranked.order_by(*by_rating).limit(limit).offset(offset))
-    else:
-        sub = ranked.subquery()
-        name = {"rating": "score", "version": "number"}.get(sort, sort)
-        column = sub.c[name if sort in LEADERBOARD_SORTS and name in sub.c else "rank"]
-        key = column.desc() if descending else column.asc()
-        rows = conn.execute(
-            sa.select(sub).order_by(key.nulls_last(), sub.c.rank).limit(limit).offset(offset)
-        )
+    stmt = _leaderboard_statement(include_retired, sort, descending)
+    rows = conn.execute(stmt, {"variant": variant, "limit": limit, "offset": offset})
     return [
         {
-            "rank": r.rank,
+            "rank": offset + i + 1 if r.rank is None else r.rank,
             "bot": r.bot,
             "owner": r.owner,
             "version": r.number,
@@ -1302,8 +1271,51 @@ def leaderboard(
             "elo_ci95": None if r.ci95 is None else round(r.ci95, 1),
             "last_game_at": r.last_game_at,
         }
-        for r in rows
+        for i, r in enumerate(rows)
     ]
+
+
+@functools.cache
+def _leaderboard_statement(include_retired: bool, sort: str, descending: bool) -> sa.Select:
+    """The leaderboard's query, built once per shape (variant, limit, offset bound at run
+    time). In rating order it reads only the page through the (variant, score) index and the
+    rank is the row's place; any other order ranks every version of the variant first (a
+    window over a few thousand rows at most)."""
+    states = [VersionState.ACTIVE]
+    if include_retired:
+        states += [VersionState.RETIRED, VersionState.DISABLED]
+    variant = sa.bindparam("variant", type_=String)
+    by_rating = (ratings.c.score.desc(), ratings.c.version_id)
+    in_order = sort == "rank" and not descending
+    rank = sa.null() if in_order else sa.func.row_number().over(order_by=by_rating)
+    ranked = (
+        sa.select(
+            ratings,
+            rank.label("rank"),
+            bots.c.name.label("bot"),
+            users.c.name.label("owner"),
+            versions.c.number,
+            versions.c.state,
+            official.c.elo,
+            official.c.ci95,
+        )
+        .join(versions, versions.c.id == ratings.c.version_id)
+        .join(bots, bots.c.id == versions.c.bot_id)
+        .join(users, users.c.id == bots.c.owner_id)
+        .outerjoin(
+            official,
+            sa.and_(official.c.version_id == ratings.c.version_id, official.c.variant == variant),
+        )
+        .where(ratings.c.variant == variant, versions.c.state.in_(states))
+    )
+    page = (sa.bindparam("limit", type_=Integer), sa.bindparam("offset", type_=Integer))
+    if in_order:
+        return ranked.order_by(*by_rating).limit(page[0]).offset(page[1])
+    sub = ranked.subquery()
+    name = {"rating": "score", "version": "number"}.get(sort, sort)
+    column = sub.c[name if sort in LEADERBOARD_SORTS and name in sub.c else "rank"]
+    key = column.desc() if descending else column.asc()
+    return sa.select(sub).order_by(key.nulls_last(), sub.c.rank).limit(page[0]).offset(page[1])
 
 
 def list_bots(conn: Connection, *, limit: int, offset: int) -> list[dict[str, Any]]:
