@@ -137,7 +137,7 @@ def cells(html: str, table_class: str) -> list[list[str]]:
 def test_home_shows_variants_top_bots_queue_and_recent_games(client, world):
     html = client.get("/").text
     no_markup(html)
-    assert "5 games played" in html and "1 queued" in html
+    assert "5 games played" in html and "0 in flight" in html and "1 queued" in html
     assert 'href="/leaderboard/stripes"' in html and 'href="/leaderboard/papagra"' in html
     assert 'href="/bots/strong"' in html and 'href="/bots/random-py"' in html
     for gid in world.games:
