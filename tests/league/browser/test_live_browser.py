@@ -84,6 +84,8 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, s
         concurrency="1",
         time_control='"60+1"',
         opening_turns="0",
+        # generous: on a loaded machine random-py must not forfeit its validation on time
+        validation_time_control='"30+1"',
     )
     cli("league", "user", "add", "op", "-C", str(d))
     token = cli("league", "user", "add", "dana", "-C", str(d)).strip().splitlines()[-1]
