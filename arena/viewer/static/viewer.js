@@ -265,6 +265,16 @@
     }
 
     var pos = 0;
+    // the current move in view inside the move list, without scrolling the page itself (a
+    // live game adds moves while people read the page)
+    function scrollMoves(b) {
+      if (!b || !b.getBoundingClientRect) return;
+      var r = b.getBoundingClientRect();
+      var m = moves.getBoundingClientRect();
+      if (r.top < m.top) moves.scrollTop -= m.top - r.top;
+      else if (r.bottom > m.bottom) moves.scrollTop += r.bottom - m.bottom;
+    }
+
     function show(target) {
       target = Math.max(0, Math.min(n - 1, Math.round(Number(target) || 0)));
       while (pos < target) { pos++; setCells(steps[pos].cells || {}); }
@@ -307,9 +317,7 @@
           who.colour + "] " + log.message));
       }
       moveButtons.forEach(function (b, i) { b.classList.toggle("arena-current", i === pos); });
-      if (moveButtons[pos] && moveButtons[pos].scrollIntoView) {
-        moveButtons[pos].scrollIntoView({ block: "nearest" });
-      }
+      scrollMoves(moveButtons[pos]);
       resultBox.classList.toggle("arena-at-end", pos === n - 1);
       root.setAttribute("data-step", String(pos));
     }
