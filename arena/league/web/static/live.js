@@ -49,7 +49,9 @@
     }
     function progress() {
       node.setAttribute("data-live-steps", String(steps.length));
-      say(" live: turn " + lastTurn(steps) + ", " + (steps.length - 1) + " actions so far", true);
+      var turn = lastTurn(steps);
+      var actions = steps.filter(function (x) { return x.action; }).length;
+      say(" live: turn " + turn + (actions !== turn ? " (" + actions + " actions)" : ""), true);
       var line = box.querySelector(".arena-result-line");
       if (line) line.textContent = "game in progress";
       box.classList.add("live-in-progress");
