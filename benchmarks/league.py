@@ -537,37 +537,59 @@ LOADGEN = r"""
 import json, sys, time, trio
 
 async def main(host, port, seconds, connections, paths):
-    lat, errors = [], 0
+    lat, errors, reconnects = [], 0, 0
     deadline = trio.current_time() + seconds
 
     async def worker(k):
-        nonlocal errors
-        stream = await trio.open_tcp_stream(host, port)
-        buf = b""
-        i = k
+        # keep-alive, and a new connection whenever the server ends one (Hypercorn closes a
+        # connection after keep_alive_max_requests responses, saying `connection: close`)
+        nonlocal errors, reconnects
+        stream, buf, i = None, b"", k
         while trio.current_time() < deadline:
+            if stream is None:
+                stream, buf = await trio.open_tcp_stream(host, port), b""
             path = paths[i % len(paths)]
             i += 1
             t0 = time.perf_counter()
-            await stream.send_all(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
-            while b"\r\n\r\n" not in buf:
-                buf += await stream.receive_some(65536)
-            head, _, buf = buf.partition(b"\r\n\r\n")
-            length = int([l.split(b":")[1] for l in head.split(b"\r\n")
-                          if l.lower().startswith(b"content-length")][0])
-            while len(buf) < length:
-                buf += await stream.receive_some(65536)
+            try:
+                await stream.send_all(f"GET {path} HTTP/1.1\r\nHost: {host}\r\n\r\n".encode())
+                while b"\r\n\r\n" not in buf:
+                    data = await stream.receive_some(65536)
+                    if not data:
+                        raise trio.BrokenResourceError("closed before the response")
+                    buf += data
+                head, _, buf = buf.partition(b"\r\n\r\n")
+                lines = [l.lower() for l in head.split(b"\r\n")]
+                length = int([l.split(b":")[1] for l in lines
+                              if l.startswith(b"content-length")][0])
+                while len(buf) < length:
+                    data = await stream.receive_some(65536)
+                    if not data:
+                        raise trio.BrokenResourceError("closed in the body")
+                    buf += data
+            except trio.BrokenResourceError:
+                errors += 1
+                await stream.aclose()
+                stream = None
+                continue
             buf = buf[length:]
             if not head.startswith(b"HTTP/1.1 200"):
                 errors += 1
             lat.append(time.perf_counter() - t0)
+            if b"connection: close" in lines:
+                await stream.aclose()
+                stream = None
+                reconnects += 1
+        if stream is not None:
+            await stream.aclose()
 
     t0 = trio.current_time()
     async with trio.open_nursery() as n:
         for k in range(connections):
             n.start_soon(worker, k)
     elapsed = trio.current_time() - t0
-    print(json.dumps({"n": len(lat), "errors": errors, "elapsed": elapsed, "lat": sorted(lat)}))
+    print(json.dumps({"n": len(lat), "errors": errors, "reconnects": reconnects,
+                      "elapsed": elapsed, "lat": sorted(lat)}))
 
 host, port, seconds, conns = sys.argv[1], int(sys.argv[2]), float(sys.argv[3]), int(sys.argv[4])
 trio.run(main, host, port, seconds, conns, sys.argv[5:])
@@ -639,6 +661,7 @@ def throughput_and_api(games: int, seconds: float, connections: int, pg: str | N
                 print(
                     f"[{label}] api under load: {res['n'] / res['elapsed']:.0f} requests/s, "
                     f"p50 {p50:.1f} ms, p99 {p99:.1f} ms, {res['errors']} errors, "
+                    f"{res['reconnects']} connections ended by the server, "
                     f"{connections} connections, {seconds:g} s, {played} games played "
                     "meanwhile (target >= 500/s, p99 < 50 ms)"
                 )

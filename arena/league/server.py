@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import signal
 import sys
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from functools import partial
 
 import trio
@@ -33,6 +33,8 @@ from arena.league.service import League
 from arena.league.settings import LeagueSettings
 from arena.league.web.app import create_app
 
+ASGIApp = Callable[[dict, Callable, Callable], Awaitable[None]]
+
 
 def hypercorn_config(host: str, port: int) -> HypercornConfig:
     config = HypercornConfig()
@@ -40,6 +42,36 @@ def hypercorn_config(host: str, port: int) -> HypercornConfig:
     config.accesslog = None
     config.graceful_timeout = 2.0
     return config
+
+
+def quiet_closing_races(app: ASGIApp) -> ASGIApp:
+    """The app, minus one false alarm of Hypercorn's trio server.
+
+    When Hypercorn closes a connection (it ends every keep-alive connection after
+    `keep_alive_max_requests` responses with `connection: close`, and a client that sends its
+    next request before the last response is complete makes h11 raise "Got data when expected
+    EOF"), its close sends EOF on the socket from the connection's reading task while the
+    response's last write is under way in the app's task: that write then fails with
+    `trio.BusyResourceError`, which Hypercorn logs as an "Error in ASGI Framework" with a
+    traceback (see pgjones/hypercorn#203 and #227). Nothing of ours failed and the client is
+    gone, so the rest of that response is dropped quietly. Broken or closed sockets are
+    already handled by Hypercorn itself."""
+
+    async def wrapped(scope: dict, receive: Callable, send: Callable) -> None:
+        gone = False
+
+        async def guarded(message: dict) -> None:
+            nonlocal gone
+            if gone:
+                return
+            try:
+                await send(message)
+            except trio.BusyResourceError:
+                gone = True
+
+        await app(scope, receive, guarded if scope.get("type") == "http" else send)
+
+    return wrapped
 
 
 async def serve(
@@ -70,7 +102,7 @@ async def serve(
                 binds = await nursery.start(
                     partial(
                         hypercorn_serve,
-                        app,
+                        quiet_closing_races(app),
                         hypercorn_config(settings.host, settings.port),
                         mode="asgi",
                     )
