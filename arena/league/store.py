@@ -1629,10 +1629,19 @@ def bot_rating_history(conn: Connection, bot_id: int, *, limit: int) -> list[Rat
     return [RatingPoint(*r) for r in reversed(rows.all())]
 
 
-def crosstable(conn: Connection, bot_id: int, *, limit: int) -> list[dict[str, Any]]:
-    """The bot's results against its `limit` most frequent opponents (bots), from its side:
-    games, wins, draws, losses (forfeits among the losses), points."""
-    mine = seats.alias("mine")
+def crosstable(
+    conn: Connection, bot_id: int, *, limit: int, games: int = 2000
+) -> list[dict[str, Any]]:
+    """The bot's results over its last `games` finished games against its `limit` most
+    frequent opponents (bots) in them, from its side: games, wins, draws, losses (forfeits
+    among the losses), points. Bounded by `games`, a bot page costs the same after a year."""
+    mine = (
+        sa.select(seats.c.game_id, seats.c.seat, seats.c.outcome)
+        .where(seats.c.bot_id == bot_id, seats.c.outcome.is_not(None))
+        .order_by(seats.c.game_id.desc())
+        .limit(games)
+        .subquery("mine")
+    )
     theirs = seats.alias("theirs")
     out_is = lambda o: sa.func.sum(sa.case((mine.c.outcome == o, 1), else_=0))  # noqa: E731
     rows = conn.execute(
@@ -1647,7 +1656,6 @@ def crosstable(conn: Connection, bot_id: int, *, limit: int) -> list[dict[str, A
         .select_from(mine)
         .join(theirs, sa.and_(theirs.c.game_id == mine.c.game_id, theirs.c.seat != mine.c.seat))
         .join(bots, bots.c.id == theirs.c.bot_id)
-        .where(mine.c.bot_id == bot_id, mine.c.outcome.is_not(None))
         .group_by(bots.c.name)
         .order_by(sa.func.count().desc(), bots.c.name)
         .limit(limit)

@@ -261,6 +261,9 @@ def test_a_bot_page_shows_versions_ratings_history_games_and_crosstable(client, 
     assert outcome[world.games[2]] == "draw"
     cross = cells(html, "crosstable")
     assert cross == [["random-py", "5", "2", "1", "2", "0", "50%"]]
+    with world.db.read() as conn:  # bounded to its last games: strong won the last two
+        (last2,) = store.crosstable(conn, world.vb.bot_id, limit=10, games=2)
+    assert (last2["games"], last2["wins"], last2["losses"]) == (2, 2, 0)
     # visitors get neither the logs nor the retire control
     assert "/logs" not in html and "Retire" not in html
     assert client.get("/bots/nobody").status_code == 404

@@ -39,10 +39,12 @@ GAMES_PAGE = 50
 #: bots drawn in a leaderboard's chart, and the games of history each line shows
 CHART_BOTS = 5
 CHART_GAMES = 200
-#: a bot page's recent games, opponents in its crosstable, seats of rating history
+#: a bot page's recent games, opponents in its crosstable and the games it covers, seats of
+#: rating history
 BOT_GAMES = 20
 BOT_OPPONENTS = 10
-BOT_HISTORY = 600
+BOT_CROSSTABLE_GAMES = 2000
+BOT_HISTORY = 400
 #: the leaderboard columns, as (sort key, heading, numeric, default direction)
 COLUMNS = (
     ("rank", "#", True, "asc"),
@@ -364,7 +366,9 @@ async def bot_page(request: Request) -> Response:
             "ratings": {v.id: store.version_ratings(conn, v.id) for v in vs[:10]},
             "history": store.bot_rating_history(conn, detail["id"], limit=BOT_HISTORY),
             "games": store.list_games(conn, limit=BOT_GAMES, offset=0, bot_id=detail["id"]),
-            "crosstable": store.crosstable(conn, detail["id"], limit=BOT_OPPONENTS),
+            "crosstable": store.crosstable(
+                conn, detail["id"], limit=BOT_OPPONENTS, games=BOT_CROSSTABLE_GAMES
+            ),
         }
 
     data = await league.read(run)
@@ -397,6 +401,7 @@ async def bot_page(request: Request) -> Response:
         chart=Markup(chart) if by_variant else None,
         games=data["games"],
         crosstable=data["crosstable"],
+        crosstable_games=BOT_CROSSTABLE_GAMES,
         owner=owner,
         can_reactivate=bot["disabled"]
         and (bool(user and user.is_admin) or bot.get("disabled_by") == "owner"),
