@@ -18,7 +18,9 @@ turn limits, so game lengths are known and spread out. It prints:
   slower per game, ratio <= 1.0 within noise).
 
 - sessions (issue 13): 4-turn games, concurrency 1, with `reuse` off and on, alternating, for
-  the C bot and the Python random bot: ms per game and the speed-up (target >= 10x for C);
+  the C bot (`--session-rounds`, 16 by default: 96 games, so that the three processes a run
+  starts weigh little in the steady state) and the Python random bot: ms per game and the
+  speed-up (target >= 10x for C);
 - start-up: the imports of `arena --help` and of what `arena match` needs (python -X
   importtime, sum of top-level modules but `site`, with bytecode cached; target < 80 ms).
 
@@ -211,7 +213,8 @@ def compare_sessions(bot: str, repeat: int, tmp: str, rounds: int) -> None:
             per_game[reuse].append(steady_per_game(timer))
     off, on = min(per_game[False]), min(per_game[True])
     print(
-        f"{Path(bot).name}, 4-turn games, concurrency 1: {1000 * off:.2f} ms/game without "
+        f"{Path(bot).name}, 4-turn games ({rounds} rounds of 6), concurrency 1: "
+        f"{1000 * off:.2f} ms/game without "
         f"sessions, {1000 * on:.2f} ms/game with (reuse = true): {off / on:.1f}x faster "
         f"(target >= 10x for instant C bots; best of {repeat})"
     )
@@ -279,6 +282,12 @@ def main() -> int:
     ap.add_argument("--rounds", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=2, help="runs per concurrency, alternating")
     ap.add_argument("--bot", default=str(REPO / "bots" / "random-c"))
+    ap.add_argument(
+        "--session-rounds",
+        type=int,
+        default=16,
+        help="rounds of the sessions comparison (3 bots: 6 games a round; steady state)",
+    )
     ap.add_argument("--formats-only", action="store_true", help="only gauntlet vs round robin")
     ap.add_argument("--sessions-only", action="store_true", help="only sessions and start-up")
     args = ap.parse_args()
@@ -287,7 +296,7 @@ def main() -> int:
         print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f}")
         startup_figures()
         with tempfile.TemporaryDirectory() as tmp:
-            compare_sessions(args.bot, args.repeat, tmp, args.rounds)
+            compare_sessions(args.bot, args.repeat, tmp, args.session_rounds)
             compare_sessions(str(REPO / "bots" / "random-py"), args.repeat, tmp, 1)
         return 0
 
@@ -351,7 +360,7 @@ def main() -> int:
     )
     with tempfile.TemporaryDirectory() as tmp:
         compare_formats(args.bot, args.repeat, tmp)
-        compare_sessions(args.bot, args.repeat, tmp, args.rounds)
+        compare_sessions(args.bot, args.repeat, tmp, args.session_rounds)
     startup_figures()
     return 0
 
