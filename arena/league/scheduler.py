@@ -1,10 +1,11 @@
 """The scheduler keeps the executor full: it is the executors' `JobSource`.
 
-When a slot frees up the executor asks for the next game. Games already queued (voided attempts
-being replayed) come first; otherwise a new rated game is made on demand, so pairings always use
-the latest ratings and a lost worker costs one game, never a precomputed schedule. Choosing and
-claiming happen in one write transaction, and the outcome goes back through the store's
-exactly-once rule.
+When a slot needs a game the executor asks for the next one. Games already queued (voided
+attempts being replayed) come first; otherwise a new rated game is made on demand (the in-process
+executor asks one game ahead of the one it plays), so pairings use recent ratings and a lost
+worker costs one game, never a precomputed schedule. Choosing and claiming happen in one write
+transaction, the same one that records the slot's finished game (`finished_then_next`), and the
+outcome goes back through the store's exactly-once rule.
 """
 
 from __future__ import annotations
@@ -139,29 +140,26 @@ class Scheduler(JobSource):
         return self._record_and_claim(outcome, False)[0]
 
     def _record_and_claim(self, outcome: Outcome, claim: bool) -> tuple[bool, store.Claim | None]:
-        job = outcome.job
-        with self.db.write() as conn:
-            if outcome.record is not None:
-                ok = store.record_result(conn, job.game_id, job.attempt, outcome.record)
-            else:
-                assert outcome.void is not None
-                ok = store.void_attempt(
-                    conn,
-                    job.game_id,
-                    job.attempt,
-                    outcome.void,
-                    outcome.reason,
-                    self.settings.max_attempts,
-                )
-            if not claim:
-                return ok, None
-            # the claim must never cost the outcome: if it fails, only it is rolled back (the
-            # slot then asks again through next_job, where the error surfaces)
+        if claim:
             try:
-                with conn.begin_nested():
-                    return ok, self._claim_in(conn)
+                with self.db.write() as conn:
+                    return self._record_in(conn, outcome), self._claim_in(conn)
             except sa.exc.SQLAlchemyError:
-                return ok, None
+                # the claim must never cost the outcome: that transaction rolled back whole,
+                # the outcome is recorded alone (the slot then asks again through next_job,
+                # where an error that persists surfaces)
+                pass
+        with self.db.write() as conn:
+            return self._record_in(conn, outcome), None
+
+    def _record_in(self, conn, outcome: Outcome) -> bool:
+        job = outcome.job
+        if outcome.record is not None:
+            return store.record_result(conn, job.game_id, job.attempt, outcome.record)
+        assert outcome.void is not None
+        return store.void_attempt(
+            conn, job.game_id, job.attempt, outcome.void, outcome.reason, self.settings.max_attempts
+        )
 
     def _claim_next(self) -> store.Claim | None:
         with self.db.write() as conn:
@@ -175,8 +173,7 @@ class Scheduler(JobSource):
         pairing = self._plan(conn)
         if pairing is None:
             return None
-        gid = store.create_game(conn, self._new_game(pairing))
-        return store.claim_game(conn, gid)
+        return store.start_game(conn, self._new_game(pairing))
 
     def _plan(self, conn) -> Pairing | None:
         labels = [g.label for g in self.settings.games]

@@ -768,10 +768,11 @@ _INSERT_GAME = games.insert().values(
     time_control=_p("p_time_control"),
     version0=_p("p_version0"),
     version1=_p("p_version1"),
-    state=GameState.QUEUED,
-    attempt=0,
+    state=_p("p_state"),
+    attempt=_p("p_attempt"),
     priority=_p("p_priority"),
     created_at=_p("p_now"),
+    claimed_at=_p("p_claimed_at"),
 )
 _SEATED_VERSIONS = sa.select(
     versions.c.id, versions.c.bot_id, versions.c.path, versions.c.manifest
@@ -786,6 +787,34 @@ _INSERT_SEAT = seats.insert().values(
 
 
 def create_game(conn: Connection, g: NewGame) -> int:
+    return _insert_game(conn, g, claimed=False)[0]
+
+
+def start_game(conn: Connection, g: NewGame) -> Claim:
+    """`create_game` and `claim_game` in one: the game is born `running` as attempt 1 (no one
+    can see it queued in between anyway: both happen in the caller's transaction)."""
+    gid, seated = _insert_game(conn, g, claimed=True)
+    return Claim(
+        game_id=gid,
+        attempt=1,
+        kind=str(g.kind),
+        variant=g.variant,
+        game_name=g.game_name,
+        options=dict(g.options),
+        seed=g.seed,
+        opening=tuple(tuple(t) for t in g.opening),
+        time_control=dict(g.time_control),
+        versions=(g.version0, g.version1),
+        paths=(seated[g.version0].path, seated[g.version1].path),
+        manifests=(
+            json.loads(seated[g.version0].manifest),
+            json.loads(seated[g.version1].manifest),
+        ),
+    )
+
+
+def _insert_game(conn: Connection, g: NewGame, *, claimed: bool) -> tuple[int, dict[int, Any]]:
+    now = now_iso()
     gid = conn.execute(
         _INSERT_GAME,
         {
@@ -800,19 +829,29 @@ def create_game(conn: Connection, g: NewGame) -> int:
             "p_version0": g.version0,
             "p_version1": g.version1,
             "p_priority": g.priority,
-            "p_now": now_iso(),
+            "p_now": now,
+            "p_state": GameState.RUNNING if claimed else GameState.QUEUED,
+            "p_attempt": 1 if claimed else 0,
+            "p_claimed_at": now if claimed else None,
         },
     ).inserted_primary_key[0]
-    seated = conn.execute(_SEATED_VERSIONS, {"p_v0": g.version0, "p_v1": g.version1})
-    bot_of = {r.id: r.bot_id for r in seated}
+    seated = {
+        r.id: r for r in conn.execute(_SEATED_VERSIONS, {"p_v0": g.version0, "p_v1": g.version1})
+    }
     conn.execute(
         _INSERT_SEAT,
         [
-            {"p_game": gid, "p_seat": s, "p_version": v, "p_bot": bot_of[v], "p_variant": g.variant}
+            {
+                "p_game": gid,
+                "p_seat": s,
+                "p_version": v,
+                "p_bot": seated[v].bot_id,
+                "p_variant": g.variant,
+            }
             for s, v in ((0, g.version0), (1, g.version1))
         ],
     )
-    return int(gid)
+    return int(gid), seated
 
 
 @dataclass(frozen=True)

@@ -14,6 +14,8 @@ record.
 
 from __future__ import annotations
 
+import math
+
 import trio
 
 from arena.league.executors.base import Executor, GameJob, JobSource, Outcome
@@ -36,30 +38,47 @@ class InProcessExecutor(Executor):
             task_status.started()
 
     async def _slot(self, source: JobSource) -> None:
+        """Plays the slot's games back to back, with the next game always claimed already.
+
+        A finished game's outcome is recorded (and the game after next claimed, in the same
+        transaction) by a task of its own while the worker goes on with the game claimed
+        ahead, so the worker never waits for the database. The game claimed ahead is `running`
+        like any game in play: a stop voids it (`server_stopped`) and it is replayed."""
+        send, jobs = trio.open_memory_channel[GameJob](math.inf)
         worker: WorkerProcess | None = None
         try:
-            job = await source.next_job()
-            while True:
-                try:
-                    if worker is None:
-                        worker = await WorkerProcess.start([], None)
-                    reply = await self._play(worker, job)
-                except WorkerDied as e:
-                    if worker is not None:
-                        await worker.close()
-                    worker = None
-                    outcome = Outcome(job, void=VoidKind.WORKER_LOST, reason=str(e))
-                else:
-                    outcome = _outcome(job, reply)
-                with trio.CancelScope(shield=True):
-                    following = await source.finished_then_next(outcome)
-                if self.live is not None:
-                    self.live.end(job.game_id)
-                job = following or await source.next_job()
+            async with trio.open_nursery() as nursery:
+                send.send_nowait(await source.next_job())
+                nursery.start_soon(self._claim_ahead, source, send)
+                async for job in jobs:
+                    try:
+                        if worker is None:
+                            worker = await WorkerProcess.start([], None)
+                        reply = await self._play(worker, job)
+                    except WorkerDied as e:
+                        if worker is not None:
+                            await worker.close()
+                        worker = None
+                        outcome = Outcome(job, void=VoidKind.WORKER_LOST, reason=str(e))
+                    else:
+                        outcome = _outcome(job, reply)
+                    nursery.start_soon(self._finish, source, outcome, send)
         finally:
             if worker is not None:
                 with trio.CancelScope(shield=True):
                     await worker.close()
+
+    async def _claim_ahead(self, source: JobSource, send: trio.MemorySendChannel[GameJob]) -> None:
+        send.send_nowait(await source.next_job())
+
+    async def _finish(
+        self, source: JobSource, outcome: Outcome, send: trio.MemorySendChannel[GameJob]
+    ) -> None:
+        with trio.CancelScope(shield=True):
+            following = await source.finished_then_next(outcome)
+        if self.live is not None:
+            self.live.end(outcome.job.game_id)
+        send.send_nowait(following or await source.next_job())
 
     async def _play(self, worker: WorkerProcess, job: GameJob) -> dict:
         live = self.live
