@@ -19,7 +19,7 @@ import secrets
 import shutil
 import sys
 import time
-from collections.abc import Callable
+from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any, TypeVar
@@ -82,6 +82,7 @@ class ReadCache:
         self.size = size
         self.generation = 0
         self._entries: dict[Any, tuple[int, float, Any]] = {}
+        self._making: dict[Any, trio.Event] = {}
 
     def changed(self) -> None:
         self.generation += 1
@@ -92,10 +93,40 @@ class ReadCache:
             return None
         return hit[2]
 
-    def put(self, key: Any, value: Any) -> None:
+    def put(self, key: Any, value: Any, generation: int | None = None) -> None:
+        """Keep `value`, made from the data as of `generation` (default: now)."""
         if len(self._entries) >= self.size:
             self._entries.clear()
-        self._entries[key] = (self.generation, time.monotonic(), value)
+        gen = self.generation if generation is None else generation
+        self._entries[key] = (gen, time.monotonic(), value)
+
+    async def get_or_make(
+        self,
+        key: Any,
+        make: Callable[[], Awaitable[T]],
+        keep: Callable[[T], bool] = lambda _: True,
+    ) -> T:
+        """The kept answer, else `make()`'s (kept if `keep` says so). Requests that miss the
+        same key at once share one `make`, the others waiting for it: when a recorded result
+        drops a busy leaderboard it is read again once, not once per waiting request. An answer
+        is kept under the generation its read started in, so one that a result recorded
+        meanwhile has made stale is not served as fresh."""
+        while (value := self.get(key)) is None:
+            pending = self._making.get(key)
+            if pending is not None:
+                await pending.wait()
+                continue  # kept by then, unless it failed, was not kept or is stale already
+            done = self._making[key] = trio.Event()
+            generation = self.generation
+            try:
+                value = await make()
+            finally:
+                del self._making[key]
+                done.set()
+            if keep(value):
+                self.put(key, value, generation)
+            return value
+        return value
 
 
 class League:
@@ -135,11 +166,7 @@ class League:
         """`read` through the cache: for public answers only (never one that depends on who
         asks). The value is shared between requests: callers must not modify it."""
         key = (fn, args, tuple(sorted(kwargs.items())))
-        value = self.cache.get(key)
-        if value is None:
-            value = await self.read(fn, *args, **kwargs)
-            self.cache.put(key, value)
-        return value
+        return await self.cache.get_or_make(key, lambda: self.read(fn, *args, **kwargs))
 
     async def write(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         return await trio.to_thread.run_sync(lambda: self.write_sync(fn, *args, **kwargs))

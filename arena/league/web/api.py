@@ -34,14 +34,12 @@ def public(endpoint: Callable[[Request], Awaitable[Response]]) -> Callable:
     async def cached(request: Request) -> Response:
         league = _league(request)
         key = ("GET", request.url.path, request.url.query)
-        body = league.cache.get(key)
-        if body is None:
-            response = await endpoint(request)
-            if response.status_code != 200:
-                return response
-            body = bytes(response.body)
-            league.cache.put(key, body)
-        return Response(body, media_type="application/json")
+        response = await league.cache.get_or_make(
+            key, lambda: endpoint(request), keep=lambda r: r.status_code == 200
+        )
+        if response.status_code != 200:
+            return response
+        return Response(response.body, media_type="application/json")
 
     return cached
 
