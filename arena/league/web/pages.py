@@ -350,28 +350,30 @@ async def game_logs(request: Request) -> Response:
 # --- bots -------------------------------------------------------------------------------------
 
 
+def _bot_data(conn: Any, name: str) -> dict[str, Any] | None:
+    """Everything public on a bot's page (shared through the read cache)."""
+    detail = store.bot_detail(conn, name)
+    if detail is None:
+        return None
+    vs = store.bot_versions(conn, detail["id"])
+    return {
+        "bot": detail,
+        "versions": vs,
+        "ratings": {v.id: store.version_ratings(conn, v.id) for v in vs[:10]},
+        "history": store.bot_rating_history(conn, detail["id"], limit=BOT_HISTORY),
+        "games": store.list_games(conn, limit=BOT_GAMES, offset=0, bot_id=detail["id"]),
+        "crosstable": store.crosstable(
+            conn, detail["id"], limit=BOT_OPPONENTS, games=BOT_CROSSTABLE_GAMES
+        ),
+    }
+
+
 async def bot_page(request: Request) -> Response:
     user = await current_user(request)
     league = _league(request)
     name = request.path_params["name"]
 
-    def run(conn: Any) -> dict[str, Any] | None:
-        detail = store.bot_detail(conn, name)
-        if detail is None:
-            return None
-        vs = store.bot_versions(conn, detail["id"])
-        return {
-            "bot": detail,
-            "versions": vs,
-            "ratings": {v.id: store.version_ratings(conn, v.id) for v in vs[:10]},
-            "history": store.bot_rating_history(conn, detail["id"], limit=BOT_HISTORY),
-            "games": store.list_games(conn, limit=BOT_GAMES, offset=0, bot_id=detail["id"]),
-            "crosstable": store.crosstable(
-                conn, detail["id"], limit=BOT_OPPONENTS, games=BOT_CROSSTABLE_GAMES
-            ),
-        }
-
-    data = await league.read(run)
+    data = await league.cached_read(_bot_data, name)
     if data is None or data["bot"]["name"].startswith(store.HUMAN_PREFIX):
         raise LeagueError(f"no bot {name!r}", status=404)
     bot = data["bot"]
