@@ -155,7 +155,9 @@ class Scheduler(JobSource):
     def _record_in(self, conn, outcome: Outcome) -> bool:
         job = outcome.job
         if outcome.record is not None:
-            return store.record_result(conn, job.game_id, job.attempt, outcome.record)
+            return store.record_result(
+                conn, job.game_id, job.attempt, outcome.record, outcome.record_json
+            )
         assert outcome.void is not None
         return store.void_attempt(
             conn, job.game_id, job.attempt, outcome.void, outcome.reason, self.settings.max_attempts

@@ -1004,7 +1004,13 @@ _UPDATE_RATING = (
 )
 
 
-def record_result(conn: Connection, game_id: int, attempt: int, record: dict[str, Any]) -> bool:
+def record_result(
+    conn: Connection,
+    game_id: int,
+    attempt: int,
+    record: dict[str, Any],
+    record_json: bytes | None = None,
+) -> bool:
     """Record a finished attempt exactly once; False (nothing written) if it is stale.
 
     In one transaction: the conditional UPDATE of the game row, its record, the seats'
@@ -1037,7 +1043,8 @@ def record_result(conn: Connection, game_id: int, attempt: int, record: dict[str
     ).first()
     if g is None:
         return False
-    conn.execute(_INSERT_RECORD, {"p_game": game_id, "p_data": compress_record(record)})
+    data = compress_record(record) if record_json is None else zlib.compress(record_json, 6)
+    conn.execute(_INSERT_RECORD, {"p_game": game_id, "p_data": data})
     _bump(conn, "finished")
     points0 = 0.5 if winner is None else (1.0 if winner == 0 else 0.0)
     outcomes = (

@@ -142,6 +142,8 @@ class WorkerProcess:
         self.proc = proc
         assert proc.stdout is not None and proc.stdin is not None
         self.reader = LineReader(proc.stdout)
+        #: the last reply's line as received (a caller may keep part of it verbatim)
+        self.last_line = b""
 
     @classmethod
     async def start(
@@ -198,6 +200,7 @@ class WorkerProcess:
             with trio.move_on_after(2):
                 await self.proc.wait()
             raise WorkerDied(f"referee worker process ended (exit status {self.proc.returncode})")
+        self.last_line = line
         try:
             reply = json.loads(line)
         except ValueError:

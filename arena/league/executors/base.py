@@ -57,6 +57,9 @@ class Outcome:
     record: dict[str, Any] | None = None
     void: VoidKind | None = None
     reason: str = ""
+    #: the record as the worker encoded it (compact JSON), when known: stored compressed as
+    #: is, rather than encoded again
+    record_json: bytes | None = None
 
     def __post_init__(self) -> None:
         if (self.record is None) == (self.void is None):

@@ -61,7 +61,7 @@ class InProcessExecutor(Executor):
                         worker = None
                         outcome = Outcome(job, void=VoidKind.WORKER_LOST, reason=str(e))
                     else:
-                        outcome = _outcome(job, reply)
+                        outcome = _outcome(job, reply, worker.last_line)
                     nursery.start_soon(self._finish, source, outcome, send)
         finally:
             if worker is not None:
@@ -96,13 +96,28 @@ class InProcessExecutor(Executor):
             raise
 
 
-def _outcome(job: GameJob, reply: dict) -> Outcome:
+def _outcome(job: GameJob, reply: dict, line: bytes = b"") -> Outcome:
     kind = reply.get("type")
     if kind == "record":
-        return Outcome(job, record=reply["record"])
+        return Outcome(job, record=reply["record"], record_json=_record_json(reply, line))
     reason = str(reply.get("reason") or reply.get("message") or f"unexpected reply {kind!r}")
     if reason.startswith("SandboxFault"):
         return Outcome(job, void=VoidKind.SANDBOX_FAULT, reason=reason)
     if reason.startswith("RefereeFault"):
         return Outcome(job, void=VoidKind.REFEREE_FAULT, reason=reason)
     return Outcome(job, void=VoidKind.INTERNAL_ERROR, reason=reason)
+
+
+def _record_json(reply: dict, line: bytes) -> bytes | None:
+    """The record's own JSON text inside the worker's reply line, which the worker encodes as
+    `{"type":"record","game_id":N,"record":{...}}` (arena/tournaments/worker.py, compact, like
+    `store.compress_record`): with that exact start and no other key, the rest up to the final
+    brace is the record, so the server need not encode it again. None otherwise."""
+    gid = reply.get("game_id")
+    if set(reply) != {"type", "game_id", "record"} or not isinstance(gid, int):
+        return None
+    head = b'{"type":"record","game_id":' + str(gid).encode() + b',"record":'
+    body = line.rstrip(b"\r\n")
+    if not (body.startswith(head) and body.endswith(b"}")):
+        return None
+    return body[len(head) : -1]

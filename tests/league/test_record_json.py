@@ -1,0 +1,36 @@
+"""The in-process executor stores a record as the referee worker encoded it: the text it takes
+from the worker's reply line is exactly the record's compact JSON, or nothing."""
+
+from __future__ import annotations
+
+import json
+
+from arena.league import store
+from arena.league.executors.inprocess import _record_json
+from arena.tournaments.worker import encode
+
+RECORD = {
+    "format": "arena-record/1",
+    "result": {"winner": 1, "reason": "score", "scores": [3, 4]},
+    "turns": [{"actions": ["a1", "b2"], "t": [0.001, 1e-05]}],
+    "stderr": ['caf\u00e9 \u2603 "quoted"\n', ""],
+    "duration": 0.25,
+}
+
+
+def test_the_records_text_is_cut_exactly_from_the_workers_line():
+    line = encode({"type": "record", "game_id": 42, "record": RECORD})
+    reply = json.loads(line)
+    text = _record_json(reply, line)
+    assert text is not None and json.loads(text) == RECORD
+    assert store.decompress_record(store.compress_record(RECORD)) == json.loads(text)
+    assert text == json.dumps(RECORD, separators=(",", ":")).encode()
+
+
+def test_any_other_shape_gives_nothing():
+    line = encode({"type": "record", "game_id": 42, "record": RECORD, "extra": 1})
+    assert _record_json(json.loads(line), line) is None
+    line = encode({"game_id": 42, "type": "record", "record": RECORD})
+    assert _record_json(json.loads(line), line) is None
+    line = encode({"type": "record", "game_id": 42, "record": RECORD})
+    assert _record_json({"type": "record", "game_id": 43, "record": RECORD}, line) is None
