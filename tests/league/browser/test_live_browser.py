@@ -10,7 +10,6 @@ is still being played when the page opens. Screenshots of every page are saved u
 
 from __future__ import annotations
 
-import shutil
 import sys
 import time
 from collections.abc import Iterator
@@ -25,19 +24,6 @@ from arena.league.archives import pack_bot_dir
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
-CHROMIUM = "/usr/bin/chromium"
-CHROMEDRIVER = "/usr/bin/chromedriver"
-FLAGS = (
-    "--headless",
-    "--no-sandbox",
-    "--disable-gpu",
-    "--disable-quic",
-    "--no-first-run",
-    "--disable-background-networking",
-    "--disable-component-update",
-    "--disable-sync",
-    "--window-size=1280,1000",
-)
 
 SLOW_BOT = """import time
 from protocol.sdk import run_bot
@@ -51,27 +37,9 @@ raise SystemExit(run_bot(choose))
 
 
 @pytest.fixture(scope="module")
-def driver(tmp_path_factory: pytest.TempPathFactory) -> Iterator[object]:
-    missing = [p for p in (CHROMIUM, CHROMEDRIVER) if not Path(p).exists()]
-    if missing:
-        pytest.skip(f"Debian's chromium and chromium-driver are needed: missing {missing}")
-    from selenium import webdriver
-    from selenium.webdriver.chrome.service import Service
-
-    profile = tmp_path_factory.mktemp("chromium-profile")
-    options = webdriver.ChromeOptions()
-    options.binary_location = CHROMIUM
-    for flag in FLAGS:
-        options.add_argument(flag)
-    options.add_argument(f"--user-data-dir={profile}")
-    options.set_capability("goog:loggingPrefs", {"browser": "ALL"})
-    d = webdriver.Chrome(service=Service(CHROMEDRIVER), options=options)
-    d.set_page_load_timeout(60)
-    try:
+def driver(chromium) -> Iterator[object]:
+    with chromium(1280, 1000) as d:
         yield d
-    finally:
-        d.quit()
-        shutil.rmtree(profile, ignore_errors=True)
 
 
 @pytest.fixture(scope="module")
