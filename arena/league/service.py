@@ -585,15 +585,21 @@ class League:
         }
 
 
+def bot_id_filter(conn: Any, bot: str | None) -> int | None:
+    """The id of the bot a listing is filtered by (None: no filter); 404 naming the field if no
+    such bot, for the API and the pages alike."""
+    if bot is None:
+        return None
+    row = store.bot_by_name(conn, bot)
+    if row is None:
+        raise LeagueError(f"no bot {bot!r}", status=404, field="bot")
+    return row.id
+
+
 def _games_page(
     conn: Any, limit: int, offset: int, bot: str | None, variant: str | None, outcome: str | None
 ) -> list[dict[str, Any]]:
-    bot_id = None
-    if bot is not None:
-        row = store.bot_by_name(conn, bot)
-        if row is None:
-            raise LeagueError(f"no bot {bot!r}", status=404, field="bot")
-        bot_id = row.id
+    bot_id = bot_id_filter(conn, bot)
     return store.list_games(
         conn, limit=limit, offset=offset, bot_id=bot_id, variant=variant, outcome=outcome
     )

@@ -25,7 +25,7 @@ from starlette.routing import Route
 
 from arena.league import store
 from arena.league.errors import LeagueError
-from arena.league.service import League
+from arena.league.service import League, bot_id_filter
 from arena.league.web.auth import check_csrf, current_user, require_user
 from arena.league.web.live import _replay, live_context, live_games
 from arena.league.web.render import render
@@ -274,12 +274,7 @@ def _numbered(points: list[store.RatingPoint], games: int) -> list[tuple[float, 
 def _games_data(
     conn: Any, bot: str | None, variant: str | None, before: int | None
 ) -> list[dict[str, Any]]:
-    bot_id = None
-    if bot is not None:
-        row = store.bot_by_name(conn, bot)
-        if row is None:
-            raise LeagueError(f"no bot {bot!r}", status=404, field="bot")
-        bot_id = row.id
+    bot_id = bot_id_filter(conn, bot)
     return store.list_games(
         conn, limit=GAMES_PAGE + 1, offset=0, bot_id=bot_id, variant=variant, before=before
     )
