@@ -230,3 +230,76 @@ def test_pending_head_shows_an_unfinished_message():
     assert dec.pending_head == packed[:HEAD_BYTES]
     dec.feed(packed[300:])
     assert dec.pending_head == b""
+
+
+def _stdlib_line(line: bytes):
+    """What the JSON Lines decoder must make of one line: the standard json module's verdict."""
+
+    def reject(name):
+        raise ValueError(f"{name} is not valid JSON")
+
+    try:
+        obj = json.loads(line.decode("utf-8"), parse_constant=reject)
+    except UnicodeDecodeError as e:
+        return f"malformed JSON line: not valid UTF-8 ({e.reason})"
+    except ValueError as e:
+        return f"malformed JSON line: {e}"
+    return obj if type(obj) is dict else "not an object"
+
+
+def _raw(v):
+    """The sampled literal strings go into the line as they are; other values as JSON."""
+    return v if isinstance(v, str) and v[:1] in '-1N"' else json.dumps(v)
+
+
+json_lines = st.one_of(
+    # well-formed objects, with what the fast decoder reads differently from json: integers
+    # beyond 64 bits, huge exponents, lone surrogates, non-ASCII text
+    st.dictionaries(
+        st.text(max_size=6),
+        st.one_of(
+            values,
+            st.integers(),
+            st.sampled_from(
+                [
+                    "18446744073709551616",
+                    "-9223372036854775809",
+                    "1e400",
+                    "-1e999",
+                    '"\\ud800"',
+                    '"\\udfff x"',
+                    "NaN",
+                    "-Infinity",
+                ]
+            ),
+        ),
+        max_size=4,
+    ).map(lambda d: "{" + ",".join(f"{json.dumps(k)}:{_raw(v)}" for k, v in d.items()) + "}"),
+    st.text(max_size=30),
+).map(lambda s: s.replace("\n", " ").encode("utf-8", "surrogatepass"))
+
+
+@settings(max_examples=300, deadline=None)
+@given(line=st.one_of(json_lines, st.binary(max_size=30).map(lambda b: b.replace(b"\n", b""))))
+def test_json_lines_decode_exactly_as_the_json_module(line):
+    """A faster JSON parser may be used, but what is accepted and every error stay json's."""
+    if line.endswith(b"\r"):
+        line = line[:-1]  # the line ending may be \r\n
+    if not line.strip():
+        return  # a blank line is skipped, not a message
+    expected = _stdlib_line(line)
+    try:
+        (got,) = decode_all(b"{}\n" + line + b"\n", "json")[1:] or [{}]
+    except ProtocolError as e:
+        got = str(e) if str(e).startswith("malformed JSON line") else "not an object"
+    assert got == expected, line
+
+
+def test_json_encoding_matches_the_json_module_beyond_the_fast_path():
+    """Integers beyond 64 bits and non-string keys, which orjson refuses, still encode as json."""
+    msg = {"type": "x", "big": 2**70, "neg": -(2**64), 3: "three", "text": "é\u2603"}
+    expected = json.dumps(msg, ensure_ascii=False, separators=(",", ":")).encode() + b"\n"
+    assert Encoder("json").encode(msg) == expected
+    assert (
+        Encoder("json").encode({"type": "x", "text": "é"}) == '{"type":"x","text":"é"}\n'.encode()
+    )
