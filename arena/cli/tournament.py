@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import sys
 from pathlib import Path
@@ -43,6 +44,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         action="store_true",
         help="play without the bots that cannot start (their games stay missing) instead of "
         "stopping with an error before the first game",
+    )
+    r.add_argument(
+        "--database",
+        metavar="URL",
+        help="a league's PostgreSQL URL: its 'arena league worker's play the games "
+        "(overrides the config's database)",
     )
     show = r.add_mutually_exclusive_group()
     show.add_argument("--quiet", action="store_true", help="no progress output, no final report")
@@ -158,6 +165,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     from arena.tournaments.store import Store
 
     config = load_config(args.config, concurrency=args.concurrency)
+    if args.database is not None:
+        if not args.database.startswith("postgresql"):
+            raise ArenaError(
+                f"--database: expected a PostgreSQL URL (postgresql+psycopg://...), "
+                f"got {args.database!r}"
+            )
+        config = dataclasses.replace(config, database=args.database)
     if args.quiet:
         progress: Progress = Progress()
     elif args.plain or not sys.stdout.isatty():

@@ -23,7 +23,9 @@ One job, `play(game_id)`:
 Protocol (JSON Lines on stdin/stdout): `{"type": "init", "database", "server", "secret",
 "cache", "shared", "worker"}` once, answered `{"type": "ready"}`; then `{"type": "play",
 "game_id", "params"}` answered `{"type": "done", "game_id", "status", "detail"}` with status
-`recorded`, `stale`, `requeued`, `failed` or `nothing`. When stdin closes the game in play is
+`recorded`, `stale`, `requeued`, `failed` or `nothing`. `{"type": "tplay", "run", "game_id",
+"attempt", "job"}` plays an attempt of a local tournament's game (arena/league/tourjobs.py),
+answered the same way (`recorded` or `stale`). When stdin closes the game in play is
 abandoned (its bots killed) and the process exits.
 """
 
@@ -41,7 +43,7 @@ from typing import Any
 import sqlalchemy as sa
 import trio
 
-from arena.league import fleet, queue, store
+from arena.league import fleet, queue, store, tourjobs
 from arena.league.botcache import BotCache
 from arena.league.errors import PlatformFault
 from arena.league.executors.base import job_from_claim
@@ -92,6 +94,39 @@ class Slot:
             return await trio.to_thread.run_sync(self._record, claim, reply["record"])
         kind, reason = _void_kind(reply)
         return await self._void(claim, params, kind, reason)
+
+    async def play_tournament(
+        self, run: str, game_id: str, attempt: int, job: dict[str, Any]
+    ) -> dict[str, Any]:
+        """Play one attempt of a local tournament's game (arena/league/tourjobs.py) and insert
+        its outcome once; a bot's failure is in the record, a platform fault is a void (the
+        runner plays the game again as a new attempt)."""
+        try:
+            paths = [str(await self.cache.path(sha)) for sha in job["bots"]]
+        except PlatformFault as e:
+            reply: dict[str, Any] = {"type": "void", "reason": f"SandboxFault: {e}"}
+        else:
+            entries = [
+                {**entry, "source": path, "build": False}
+                for entry, path in zip(job["entries"], paths, strict=True)
+            ]
+            msg = {"type": "play", "game_id": game_id, "match": job["match"]}
+            reply = await _play({"bots": entries, **msg})
+        if reply["type"] == "record":
+            kind, payload = "record", reply["record"]
+        elif reply["type"] == "void":
+            kind, payload = "void", str(reply.get("reason"))
+        else:
+            kind, payload = "error", {"message": reply.get("message"), "user": reply.get("user")}
+
+        def insert() -> bool:
+            with self.db.write() as conn:
+                return tourjobs.record(conn, run, game_id, attempt, kind, payload, self.worker)
+
+        ok = await trio.to_thread.run_sync(insert)
+        if ok:
+            return {"status": "recorded", "detail": kind}
+        return {"status": "stale", "detail": f"attempt {attempt} already has an outcome"}
 
     def _claim(self, game_id: int, params: PlayParams) -> str | tuple[store.Claim, list[str]]:
         g = store.games
@@ -169,6 +204,11 @@ class Slot:
         return await trio.to_thread.run_sync(run)
 
 
+def _blob(db: store.Database, sha: str) -> bytes | None:
+    with db.read() as conn:
+        return tourjobs.get_blob(conn, sha)
+
+
 def _published(db: store.Database) -> tuple[str | None, str | None]:
     with db.read() as conn:
         return fleet.get_meta(conn, fleet.SERVER_URL), fleet.get_meta(conn, fleet.WORKER_SECRET)
@@ -225,6 +265,7 @@ async def main() -> None:
                             msg.get("secret"),
                             Path(msg["shared"]) if msg.get("shared") else None,
                             lookup=partial(_published, db),
+                            blobs=partial(_blob, db),
                         )
                         slot = Slot(db, cache, msg["worker"])
                         reply: dict[str, Any] = {"type": "ready"}
@@ -232,6 +273,15 @@ async def main() -> None:
                         try:
                             out = await slot.play(
                                 msg["game_id"], PlayParams.from_dict(msg["params"])
+                            )
+                        except Exception as e:  # the database or the machine: retried later
+                            traceback.print_exc(file=sys.stderr)
+                            out = {"status": "error", "detail": f"{type(e).__name__}: {e}"}
+                        reply = {"type": "done", "game_id": msg["game_id"], **out}
+                    elif msg["type"] == "tplay" and slot is not None:
+                        try:
+                            out = await slot.play_tournament(
+                                msg["run"], msg["game_id"], int(msg["attempt"]), msg["job"]
                             )
                         except Exception as e:  # the database or the machine: retried later
                             traceback.print_exc(file=sys.stderr)

@@ -281,6 +281,28 @@ meta = Table(
     Column("value", Text, nullable=False),
 )
 
+# Local tournaments played by the league's workers (`arena tournament run --database`,
+# arena/tournaments/remote.py): the bots' archives by content hash, and each attempt's outcome,
+# inserted once per (run, game, attempt) whatever the number of workers that played it.
+tournament_blobs = Table(
+    "tournament_blobs",
+    metadata,
+    Column("sha256", String(64), primary_key=True),
+    Column("data", LargeBinary, nullable=False),
+)
+
+tournament_results = Table(
+    "tournament_results",
+    metadata,
+    Column("run", String(64), primary_key=True),
+    Column("game_id", String(255), primary_key=True),
+    Column("attempt", Integer, primary_key=True),
+    Column("kind", String(8), nullable=False),  # record or void
+    Column("payload", LargeBinary, nullable=False),  # zlib-compressed JSON: record or reason
+    Column("worker", String(128), nullable=False),
+    Column("at", String(32), nullable=False),
+)
+
 official = Table(
     "official_ratings",
     metadata,

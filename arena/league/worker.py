@@ -43,7 +43,7 @@ import procrastinate
 from procrastinate import exceptions as pq_exceptions
 
 from arena.errors import ArenaError
-from arena.league import fleet, queue, store
+from arena.league import fleet, queue, store, tourjobs
 
 _ROOT = str(Path(__file__).resolve().parents[2])
 
@@ -268,6 +268,20 @@ async def _main(config: WorkerConfig) -> None:
             raise SlotLost(f"game {game_id}: {reply.get('detail')}")
         if status == "stale":
             _log(f"game {game_id}: result of a stale attempt dropped ({reply.get('detail')})")
+
+    @app.task(
+        name=tourjobs.TASK,
+        queue=queue.QUEUE,
+        retry=procrastinate.RetryStrategy(
+            retry_exceptions={SlotLost}, wait=int(max(0, config.retry_wait))
+        ),
+    )
+    async def play_tournament_game(run: str, game_id: str, attempt: int, job: dict) -> None:
+        """One attempt of a local tournament's game (arena/league/tourjobs.py)."""
+        msg = {"type": "tplay", "run": run, "game_id": game_id, "attempt": attempt, "job": job}
+        reply = await pool.request(msg)
+        if reply.get("status") == "error":
+            raise SlotLost(f"tournament game {game_id}: {reply.get('detail')}")
 
     _log(f"{name} started: {config.concurrency} slot(s), server {init['server'] or '(none)'}")
     try:

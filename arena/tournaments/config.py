@@ -48,6 +48,7 @@ _TOP_KEYS = (
     "sprt",
     "limits",
     "reuse",
+    "database",
 )
 _BOT_KEYS = ("path", "command", "name", "challenger", "time_control", "args", "env", "options")
 _SPRT_KEYS = ("elo0", "elo1", "alpha", "beta", "model")
@@ -154,6 +155,9 @@ class TournamentConfig:
     sprt: SprtParams | None = None
     #: keep the processes of bots that offer sessions between their games (docs/protocol.md)
     reuse: bool = False
+    #: a league's PostgreSQL URL: the games are played by its `arena league worker`s
+    #: (arena/tournaments/remote.py); not part of the identity (where games run changes nothing)
+    database: str | None = None
 
     def identity(self, bot_names: list[str]) -> dict[str, Any]:
         """What every game's conditions depend on, by bot name and game label.
@@ -552,7 +556,19 @@ def config_from_dict(
         format=fmt,
         sprt=_sprt(c, data.get("sprt"), fmt, bots),
         reuse=c.boolean("reuse", data.get("reuse", False)),
+        database=_database(c, data.get("database")),
     )
+
+
+def _database(c: _Checker, value: Any) -> str | None:
+    if value is None:
+        return None
+    url = c.string("database", value)
+    if not url.startswith("postgresql"):
+        raise c.fail(
+            "database", f"expected a PostgreSQL URL (postgresql+psycopg://...), got {_show(url)}"
+        )
+    return url
 
 
 def _with_openings(c: _Checker, g: GameEntry, file: str, base_dir: Path) -> GameEntry:

@@ -261,6 +261,8 @@ class _Run:
         self.on_decided: Callable[[], None] = lambda: None
         #: where finished games are committed while their slot plays on (None: in line)
         self.commits: trio.Nursery | None = None
+        #: with `config.database`: the league's workers play the games (arena/tournaments/remote.py)
+        self.remote: Any = None
 
     async def opening(self, sg: ScheduledGame) -> tuple[tuple[str, ...], ...]:
         """The game pair's opening: the one its other game was recorded with, if it was
@@ -331,7 +333,7 @@ class _Run:
         for _ in range(self.config.max_attempts):
             attempt = self.void_counts.get(sg.game_id, 0) + 1
             self.progress.game_started(sg.game_id)
-            reply = await slot.play(sg.game_id, payload)
+            reply = await slot.play(sg.game_id, payload, attempt)
             if reply["type"] == "void":
                 reason = reply["reason"]
                 self.void_counts[sg.game_id] = attempt
@@ -421,14 +423,16 @@ class _Slot:
         imports (a few hundred milliseconds) are the run's start-up, not the first game's
         cost. A failure here is left for the first game's attempt, which reports or voids it
         as usual."""
-        if self.run.play_match is None and self.process is None:
+        if self.run.play_match is None and self.run.remote is None and self.process is None:
             with contextlib.suppress(WorkerDied, ArenaError):
                 self.process = await WorkerProcess.start(
                     self.run.bots_payload, self.core, self.run.game_names
                 )
 
-    async def play(self, game_id: str, payload: dict[str, Any]) -> dict[str, Any]:
+    async def play(self, game_id: str, payload: dict[str, Any], attempt: int) -> dict[str, Any]:
         """The reply for one attempt: record, void or error (as the worker protocol has it)."""
+        if self.run.remote is not None:
+            return await self.run.remote.play(game_id, attempt, payload)
         if self.run.play_match is not None:
             return await self._play_inline(game_id, payload)
         try:
@@ -534,6 +538,8 @@ async def run_tournament(
         void_counts = await astore.call("void_counts")
         rows = await astore.call("games")
         run = _Run(config, specs, astore, 0, progress, void_counts, play_match)
+        if config.database is not None and pending:
+            run.remote = await _open_remote(config, specs, run.bots_payload)
         run.recorded, run.n_pairs = recorded, max(1, len(table))
         if sprt_meta is not None and config.sprt is not None:
             run.sprt = SprtRule.from_rows(config.sprt, sprt_meta["bot"], rows)
@@ -561,6 +567,8 @@ async def run_tournament(
             outcome.status = status
         finally:
             progress.close()
+            if run.remote is not None:
+                await trio.to_thread.run_sync(run.remote.close)
             # an unwritable results file (the error in flight says so) cannot take the
             # run's status either; the next run marks this one killed
             with trio.CancelScope(shield=True), contextlib.suppress(StoreError):
@@ -568,6 +576,17 @@ async def run_tournament(
         return outcome
     finally:
         await trio.to_thread.run_sync(store.close)
+
+
+async def _open_remote(config: TournamentConfig, specs: list[Any], entries: list[dict]) -> Any:
+    """The queue to the league's workers, with the bots published (arena/tournaments/remote.py)."""
+    from arena.tournaments.remote import RemotePlayer, run_key
+
+    assert config.database is not None
+    key = run_key(config.identity([s.name for s in specs]), config.results)
+    remote = RemotePlayer(config.database, key, specs, entries)
+    await trio.to_thread.run_sync(remote.open)
+    return remote
 
 
 async def check_bots(specs: list[Any], isolation: str | None) -> dict[int, str]:
@@ -594,7 +613,7 @@ async def _play_all(
 ) -> bool:
     """Run the workers over the pending games; True if stopped before the end."""
     concurrency = max(1, min(run.config.concurrency, len(pending) or 1))
-    cores = _cores() if run.config.pin_cores else []
+    cores = _cores() if run.config.pin_cores and run.remote is None else []
     send, receive = trio.open_memory_channel[ScheduledGame](len(pending) or 1)
     for g in pending:
         send.send_nowait(g)
@@ -621,6 +640,8 @@ async def _play_all(
             stopped = True
             scope.cancel()
 
+        if run.remote is not None:
+            await outer.start(run.remote.run)
         if handle_signals:
             outer.start_soon(watch_signals)
         if stop is not None:

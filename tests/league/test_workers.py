@@ -366,3 +366,56 @@ def test_a_stale_attempt_arriving_late_is_refused(league, tmp_path):
         ]
         assert kinds == [(1, "worker_lost")]
     assert not leftovers(tmp_path, names), leftovers(tmp_path, names)
+
+
+TOURNAMENT = """
+name = "remote"
+seed = 3
+rounds = 4
+concurrency = 4
+bots = [{{ path = "{a}" }}, {{ path = "{b}" }}]
+games = [{{ name = "stripes", options = {{ max_turns = 10 }} }}]
+time_control = {{ base = 20.0, increment = 0.2, startup = 20.0 }}
+results = "remote.sqlite"
+"""
+
+
+def test_tournament_played_by_workers(tmp_path):
+    """`arena tournament run --database URL`: two league workers play a local round robin;
+    every game is committed once into the results file, the report works, a second run
+    plays nothing, and no process is left."""
+    from arena.tournaments.store import Store
+
+    bots = two_bots(tmp_path)
+    cfg = tmp_path / "remote.toml"
+    cfg.write_text(TOURNAMENT.format(a=bots[0], b=bots[1]))
+    names = ["tw-a", "tw-b"]
+    with postgres_database() as url:
+        make_league(tmp_path / "league", url)
+        workers = [Worker(url, n, tmp_path, tmp_path / f"{n}.log") for n in names]
+        engine = sa.create_engine(url)
+        try:
+            run = arena("tournament", "run", str(cfg), "--database", url, "--plain", check=False)
+            assert run.returncode == 0, run.stderr
+            assert "complete: 8 games played this run" in run.stderr + run.stdout
+            with Store(tmp_path / "remote.sqlite") as s:
+                rows = s.games()
+                assert len(rows) == 8 and len({r.game_id for r in rows}) == 8
+                assert s.runs()[0]["played"] == 8
+            outcomes = q(engine, "SELECT kind, worker FROM tournament_results")
+            assert len(outcomes) == 8 and {k for k, _ in outcomes} == {"record"}
+            # the bots travelled by content hash, one blob each
+            assert q(engine, "SELECT count(*) FROM tournament_blobs")[0][0] == 2
+
+            again = arena("tournament", "run", str(cfg), "--database", url, "--plain", check=False)
+            assert again.returncode == 0, again.stderr
+            assert "0 games played this run" in again.stderr + again.stdout
+            assert q(engine, "SELECT count(*) FROM tournament_results")[0][0] == 8
+
+            report = arena("tournament", "report", str(cfg), check=False)
+            assert report.returncode == 0 and "Standings" in report.stdout, report.stderr
+        finally:
+            for w in workers:
+                w.stop()
+            engine.dispose()
+    assert not leftovers(tmp_path, names), leftovers(tmp_path, names)
