@@ -149,6 +149,13 @@ def turn_message(seat: int, turn: int) -> dict[str, Any]:
     }
 
 
+def _alive(chunk: bytes) -> bytes:
+    """A bot's output, or an error if it ended (a busy loop on EOF otherwise)."""
+    if not chunk:
+        raise SystemExit("the benchmark bot closed its stdout (did it fail to start? see stderr)")
+    return chunk
+
+
 async def raw_pingpong(n: int, use_trio: bool, players: int = 2) -> list[float]:
     """Round trips of a turn-sized message with no referee logic at all, alternating between
     `players` bots as a game does: through trio streams (what the referee is built on) or with
@@ -170,13 +177,13 @@ async def raw_pingpong(n: int, use_trio: bool, players: int = 2) -> list[float]:
                 if use_trio:
                     await bot.stdin.send_all(data)
                     while not got:
-                        got = dec.feed(await bot.stdout.receive_some(65536))
+                        got = dec.feed(_alive(await bot.stdout.receive_some(65536)))
                 else:
                     fd_out = bot.stdout.fileno()  # type: ignore[attr-defined]
                     os.write(bot.stdin.fileno(), data)  # type: ignore[attr-defined]
                     while not got:
                         select.select([fd_out], [], [])
-                        got = dec.feed(os.read(fd_out, 65536))
+                        got = dec.feed(_alive(os.read(fd_out, 65536)))
                 if i >= 50:  # warm-up excluded
                     times.append(clock() - t0)
         finally:
