@@ -368,6 +368,8 @@ class _Referee:
         async with trio.open_nursery() as starters:
             for seat in (0, 1):
                 starters.start_soon(start, seat)
+        if self.config.sessions is not None:
+            self.config.sessions.settle()  # the kept processes this game does not use stop
         if errors:
             raise errors[0]
         f0, f1 = failures

@@ -20,9 +20,12 @@ again for its next game but takes its idle process from a `SessionPool`. The rul
   started with `SESSION_CPU_GAMES` budgets instead and retired before a game whose whole
   budget it could no longer afford: a kept process never meets the limit for having played
   many games, and no game can use more than that many budgets of CPU time;
-- an idle process is stopped (SIGSTOP to its process group) until its next game, so it does
-  not compete for the CPU with the games of its slot (a child that left the group with
-  setsid is not stopped, but stays in the cgroup and dies with the process);
+- an idle process is stopped (SIGSTOP to its process group) as soon as a game of its slot
+  starts without it (`settle`), until the game that takes it, so it does not compete for the
+  CPU with the games of its slot (a child that left the group with setsid is not stopped, but
+  stays in the cgroup and dies with the process). Not at the end of its game: the next game
+  often takes the same process back, and a signal to a process costs a wake-up of it, so a
+  pair of bots playing game after game is never signalled;
 - the record of each game stays complete: `ready.session_game` says which game of its
   process this was, only the stderr written during the game is kept, and `exits` says the
   process was kept (`kept: true`) instead of giving an exit status.
@@ -64,6 +67,8 @@ class Session:
     cpu_limit: int | None
     #: games this process has started (1 during its first game)
     games: int = 0
+    #: SIGSTOPped while idle (SessionPool.settle), to be continued by the game that takes it
+    stopped: bool = False
 
     def cpu_seconds(self) -> float | None:
         """CPU time (user + system) of the bot's main process so far: what RLIMIT_CPU counts."""
@@ -125,7 +130,9 @@ class SessionPool:
             if session.key != key:
                 continue
             self.idle.remove(session)
-            _signal_group(session, signal.SIGCONT)
+            if session.stopped:
+                _signal_group(session, signal.SIGCONT)
+                session.stopped = False
             if session.usable() and session.renew_cpu_limit(cpu_budget):
                 session.games += 1
                 self.reused += 1
@@ -134,14 +141,21 @@ class SessionPool:
         return None
 
     def give_back(self, session: Session) -> None:
-        """A cleanly finished game's process, for the bot's next game. It is stopped
-        (SIGSTOP to its process group) while idle, so that it cannot use the CPU other games
-        of the slot are timed on; SIGKILL still ends a stopped process."""
+        """A cleanly finished game's process, for the bot's next game (stopped by the next
+        game's `settle` unless that game takes it)."""
         session.channel.detach()
-        _signal_group(session, signal.SIGSTOP)
         self.idle.append(session)
         while len(self.idle) > MAX_IDLE:
             self.nursery.start_soon(self.idle.pop(0).proc.aclose)
+
+    def settle(self) -> None:
+        """A game has taken its processes: stop (SIGSTOP to the process group) every idle one
+        not stopped yet, so that none can use the CPU the game is timed on while it plays;
+        SIGKILL still ends a stopped process."""
+        for session in self.idle:
+            if not session.stopped:
+                _signal_group(session, signal.SIGSTOP)
+                session.stopped = True
 
     async def aclose(self) -> None:
         """Kill every idle process (the slot is closing)."""

@@ -76,6 +76,12 @@ def process_state(pid: int) -> str:
         return f.read().rsplit(")", 1)[1].split()[0]
 
 
+def state_now(pid: int) -> str:
+    """The state letter of /proc/PID/stat as it is now (no waiting)."""
+    with open(f"/proc/{pid}/stat") as f:
+        return f.read().rsplit(")", 1)[1].split()[0]
+
+
 def alive(pid: int) -> bool:
     try:
         os.kill(pid, 0)
@@ -99,7 +105,7 @@ def play_games(bots_per_game, pool_games=True):
             if pool is not None:
                 out["started"], out["reused"] = pool.started, pool.reused
                 out["idle"] = [s.proc.pid for s in pool.idle]  # type: ignore[attr-defined]
-                out["idle_states"] = [process_state(pid) for pid in out["idle"]]
+                out["idle_states"] = [state_now(pid) for pid in out["idle"]]
                 await pool.aclose()
 
     trio.run(main)
@@ -122,9 +128,38 @@ def test_a_kept_process_plays_the_next_game(tmp_path):
     # the record keeps each game's own stderr only
     assert all(s.startswith("game 3 pid") for s in r3.stderr), r3.stderr
     assert sorted(pids(r1)) == sorted(pids(r3))
-    # idle processes are stopped between games; closing the pool ends them
-    assert out["idle_states"] == ["T", "T"]
+    # the same two processes played game after game: never stopped (no signal per game);
+    # closing the pool ends them
+    assert "T" not in out["idle_states"], out["idle_states"]
     assert not any(alive(pid) for pid in out["idle"])
+
+
+def test_idle_processes_are_stopped_while_a_game_without_them_plays(tmp_path):
+    """A kept process not taken by the game in play is stopped (SIGSTOP) before its first
+    turn, and continued by the game that takes it again."""
+    a = script_bot(tmp_path)
+    c = load_bot(ROOT / "bots" / "random-c")
+    seen: list[list[str]] = []
+
+    async def main() -> None:
+        async with trio.open_nursery() as nursery:
+            pool = SessionPool(nursery)
+            await play_match(config((a, a), pool))
+            kept = [s.proc.pid for s in pool.idle]  # type: ignore[attr-defined]
+
+            def observer(event) -> None:
+                if not seen:
+                    seen.append([process_state(pid) for pid in kept])
+
+            await play_match(config((c, c), pool, seed=2), observer=observer)
+            record = await play_match(config((a, a), pool, seed=3))
+            assert [r["session_game"] for r in record.ready] == [2, 2]
+            assert record.result["reason"] == "max_turns", record.result
+            assert sorted(pids(record)) == sorted(map(str, kept))
+            await pool.aclose()
+
+    trio.run(main)
+    assert seen == [["T", "T"]]
 
 
 def test_a_bot_without_sessions_is_started_per_game(tmp_path):
