@@ -46,9 +46,18 @@ def _unpack(data: bytes) -> Any:
 
 
 def put_blob(conn: Connection, data: bytes) -> str:
-    """Store an archive (once); its sha256."""
+    """Store an archive (once); its sha256. A stored copy whose bytes differ (damaged in the
+    database, so every worker refuses it) is overwritten: the next run repairs it."""
     sha = hashlib.sha256(data).hexdigest()
-    conn.execute(pg_insert(tournament_blobs).values(sha256=sha, data=data).on_conflict_do_nothing())
+    t = tournament_blobs
+    stmt = pg_insert(t).values(sha256=sha, data=data)
+    conn.execute(
+        stmt.on_conflict_do_update(
+            index_elements=[t.c.sha256],
+            set_={"data": stmt.excluded.data},
+            where=t.c.data != stmt.excluded.data,
+        )
+    )
     return sha
 
 
@@ -92,6 +101,7 @@ def record(
 ) -> bool:
     """Insert an attempt's outcome (`record`: the game record; `void`: the reason; `error`:
     {"message", "user"}) unless one is there already; True if this one was stored."""
+    # RETURNING, not rowcount: SQLAlchemy reports -1 as the rowcount of this INSERT on psycopg
     res = conn.execute(
         pg_insert(tournament_results)
         .values(
@@ -104,8 +114,9 @@ def record(
             at=now_iso(),
         )
         .on_conflict_do_nothing()
+        .returning(tournament_results.c.attempt)
     )
-    return res.rowcount == 1
+    return res.first() is not None
 
 
 def outcomes(

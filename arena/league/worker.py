@@ -282,6 +282,8 @@ async def _main(config: WorkerConfig) -> None:
         reply = await pool.request(msg)
         if reply.get("status") == "error":
             raise SlotLost(f"tournament game {game_id}: {reply.get('detail')}")
+        if reply.get("status") == "stale":
+            _log(f"tournament game {game_id}: outcome dropped ({reply.get('detail')})")
 
     _log(f"{name} started: {config.concurrency} slot(s), server {init['server'] or '(none)'}")
     try:

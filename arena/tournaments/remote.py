@@ -46,6 +46,17 @@ def run_key(identity: dict[str, Any], results: Path) -> str:
     return hashlib.sha256(blob.encode()).hexdigest()[:32]
 
 
+def check_sendable(entries: list[Any]) -> None:
+    """A bot given as a command has no directory to ship: refused before the results file or
+    the database is touched."""
+    for entry in entries:
+        if entry.is_command:
+            raise ArenaError(
+                f"bot {entry.alias or entry.source!r}: a bot given as a command cannot be sent to "
+                "workers; give it as a directory with a bot.toml (path = ...)"
+            )
+
+
 class RemotePlayer:
     """Plays attempts through the queue; `run` (in a nursery) polls for their outcomes."""
 
@@ -66,12 +77,6 @@ class RemotePlayer:
         from arena.league.archives import pack_bot_dir
         from arena.league.migrations import check_current
 
-        for spec, entry in zip(self.specs, self.entries, strict=True):
-            if entry.get("is_command"):
-                raise ArenaError(
-                    f"bot {spec.name}: a bot given as a command cannot be sent to workers; "
-                    "give it as a directory with a bot.toml (path = ...)"
-                )
         self.db = store.Database(self.url, pool_size=2)
         try:
             try:
@@ -107,10 +112,14 @@ class RemotePlayer:
         }
         key = (game_id, attempt)
         with self.db.write() as conn:
+            # the live jobs first: a job's outcome is committed before the job ends, so a job
+            # ending between the two reads leaves its outcome for the second (the other order
+            # could see neither and queue the attempt a second time)
+            live = key in tourjobs.live_jobs(conn, self.run_name)
             done = tourjobs.outcomes(conn, self.run_name, [key])
             if key in done:
                 return done[key]
-            if key not in tourjobs.live_jobs(conn, self.run_name):
+            if not live:
                 tourjobs.defer(self.app, conn, self.run_name, game_id, attempt, job)
         return None
 

@@ -485,6 +485,10 @@ async def run_tournament(
     `play_match` replaces the referee's (tests inject arena-side faults with it).
     """
     progress = progress or Progress()
+    if config.database is not None:
+        from arena.tournaments.remote import check_sendable
+
+        check_sendable(config.bots)
     specs = await trio.to_thread.run_sync(load_bot_specs, config)
     broken = await check_bots(specs, config.isolation)
     if broken and not drop_broken:

@@ -419,3 +419,272 @@ def test_tournament_played_by_workers(tmp_path):
                 w.stop()
             engine.dispose()
     assert not leftovers(tmp_path, names), leftovers(tmp_path, names)
+
+
+# --- durability and faults of `arena tournament run --database URL` -----------------------
+
+TJOB = "arena.tournament.play_game"
+ARENA = [sys.executable, "-m", "arena"]
+
+
+class Runner:
+    """A real `arena tournament run CONFIG --database URL --plain` process."""
+
+    def __init__(self, cfg: Path, url: str, log: Path) -> None:
+        self.log = log
+        self.out = open(log, "ab")  # noqa: SIM115
+        self.proc = subprocess.Popen(
+            [*ARENA, "tournament", "run", str(cfg), "--database", url, "--plain"],
+            cwd=ROOT,
+            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+            stdout=self.out,
+            stderr=self.out,
+        )
+
+    def text(self) -> str:
+        return self.log.read_text(errors="replace")
+
+    def wait(self, timeout: float = 90) -> int:
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+            raise AssertionError(f"the runner did not finish:\n{self.text()[-3000:]}") from None
+        finally:
+            self.out.close()
+
+    def stop(self, sig: int) -> int:
+        self.proc.send_signal(sig)
+        return self.wait()
+
+
+def tjobs(engine: sa.Engine, *statuses: str) -> int:
+    """Tournament jobs in the queue (with these statuses, if given)."""
+    sql = "SELECT count(*) FROM procrastinate_jobs WHERE task_name = :t"
+    if statuses:
+        sql += " AND status::text IN :s"
+        stmt = sa.text(sql).bindparams(sa.bindparam("s", expanding=True))
+        with engine.connect() as conn:
+            return conn.execute(stmt, {"t": TJOB, "s": list(statuses)}).scalar_one()
+    return q(engine, sql, t=TJOB)[0][0]
+
+
+def jobs_ever(engine: sa.Engine) -> tuple[int, bool]:
+    """The job id sequence: unchanged means no job was queued since (finished jobs are
+    deleted, so counting rows cannot tell)."""
+    return tuple(q(engine, "SELECT last_value, is_called FROM procrastinate_jobs_id_seq")[0])
+
+
+def tconfig(tmp: Path, bots: list[Path], **settings: Any) -> Path:
+    """A two-bot round robin of ten-turn Stripes; `rounds` games per pairing and seat."""
+    values = {"rounds": 4, "concurrency": 8, "max_attempts": 3, **settings}
+    text = TOURNAMENT.replace("rounds = 4\nconcurrency = 4\n", "").format(a=bots[0], b=bots[1])
+    text += "".join(f"{k} = {v}\n" for k, v in values.items())
+    cfg = tmp / "remote.toml"
+    cfg.write_text(text)
+    return cfg
+
+
+def slow_bots(tmp: Path, pause: float = 0.1) -> list[Path]:
+    """The two random bots, thinking `pause` seconds per action: games long enough to be
+    caught in play."""
+    bots = two_bots(tmp)
+    for d in bots:
+        src = (d / "bot.py").read_text()
+        src = src.replace(
+            "def choose(turn, bot):", f"def choose(turn, bot):\n    time.sleep({pause})"
+        )
+        (d / "bot.py").write_text("import time\n" + src)
+    return bots
+
+
+def bots_of(cache: Path) -> list[int]:
+    """Bot processes running from a worker's cache (its games in play)."""
+    found = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit():
+            with contextlib.suppress(OSError):
+                if os.readlink(d / "cwd").startswith(str(cache)):
+                    found.append(int(d.name))
+    return found
+
+
+def test_tournament_runner_killed_or_interrupted_loses_nothing(tmp_path):
+    """The runner is SIGKILLed with all its games queued and no worker running, run again and
+    interrupted (exit 130) while the games are still queued; a worker then plays them, and a
+    last run commits every game from the database: no job queued after the first run, every
+    game once at attempt 1, the report works."""
+    from arena.tournaments.store import Store
+
+    cfg = tconfig(tmp_path, two_bots(tmp_path))
+    names = [f"tk-{uuid.uuid4().hex[:6]}"]
+    with postgres_database() as url:
+        make_league(tmp_path / "league", url)
+        engine = sa.create_engine(url)
+        worker = None
+        try:
+            first = Runner(cfg, url, tmp_path / "run1.log")
+            wait_until(lambda: tjobs(engine, "todo") == 8, "the 8 games to be queued", 60)
+            assert first.stop(signal.SIGKILL) == -signal.SIGKILL
+            queued = jobs_ever(engine)
+
+            second = Runner(cfg, url, tmp_path / "run2.log")
+            wait_until(lambda: "8 to play" in second.text(), "the second run to start", 60)
+            assert second.stop(signal.SIGINT) == 130, second.text()
+            assert "run the same command again to resume" in second.text()
+            assert jobs_ever(engine) == queued and tjobs(engine, "todo") == 8
+
+            worker = Worker(url, names[0], tmp_path, tmp_path / "w.log")
+            wait_until(
+                lambda: q(engine, "SELECT count(*) FROM tournament_results")[0][0] == 8,
+                "the worker to play the queued games",
+                60,
+            )
+            wait_until(lambda: tjobs(engine) == 0, "the jobs to end", 30)
+            assert worker.stop() == 0
+            worker = None
+
+            # no worker now: the last run must find every outcome in the database
+            last = Runner(cfg, url, tmp_path / "run3.log")
+            assert last.wait(60) == 0, last.text()
+            assert "complete: 8 games played this run" in last.text()
+            assert jobs_ever(engine) == queued and tjobs(engine) == 0
+            with Store(tmp_path / "remote.sqlite") as s:
+                rows = s.games()
+                assert len(rows) == 8 and len({r.game_id for r in rows}) == 8
+                assert {r.attempt for r in rows} == {1}
+                assert s.voids() == []
+                assert [r["status"] for r in s.runs()] == ["killed", "stopped", "complete"]
+            kinds = q(
+                engine, "SELECT attempt, kind, count(*) FROM tournament_results GROUP BY 1, 2"
+            )
+            assert kinds == [(1, "record", 8)]
+            report = arena("tournament", "report", str(cfg), check=False)
+            assert report.returncode == 0 and "Standings" in report.stdout, report.stderr
+        finally:
+            if worker is not None:
+                worker.stop()
+            engine.dispose()
+    assert not leftovers(tmp_path, names), leftovers(tmp_path, names)
+
+
+def _caught_mid_game(engine: sa.Engine, worker: Worker, cache: Path) -> str:
+    """Wait until `worker`, the only worker and with one slot, plays a game (its bots run);
+    the game's id, read from its job."""
+
+    def in_play() -> str | None:
+        if not bots_of(cache):
+            return None
+        rows = q(
+            engine,
+            "SELECT args->>'game_id' FROM procrastinate_jobs "
+            "WHERE task_name = :t AND status = 'doing'",
+            t=TJOB,
+        )
+        return rows[0][0] if len(rows) == 1 else None
+
+    return wait_until(in_play, f"{worker.name} to be mid-game", 60)
+
+
+def test_tournament_game_of_a_killed_worker_is_replayed(tmp_path):
+    """A worker is SIGKILLed in the middle of a tournament game: its slot takes the bots down,
+    the job stalls, the live worker retries it after --stalled-after, and the game is
+    committed once, at its one attempt (the worker's death is no void and no loss)."""
+    from arena.tournaments.store import Store
+
+    cfg = tconfig(tmp_path, slow_bots(tmp_path), rounds=2, concurrency=4)
+    tag = uuid.uuid4().hex[:6]
+    names = [f"tka-{tag}", f"tkb-{tag}"]
+    with postgres_database() as url:
+        make_league(tmp_path / "league", url)
+        engine = sa.create_engine(url)
+        a = Worker(url, names[0], tmp_path, tmp_path / "a.log", concurrency=1)
+        b = None
+        runner = Runner(cfg, url, tmp_path / "run.log")
+        try:
+            game = _caught_mid_game(engine, a, tmp_path / f"cache-{names[0]}")
+            slots = a.slot_pids()
+            assert a.stop(signal.SIGKILL) == -signal.SIGKILL
+            wait_until(
+                lambda: not any(Path(f"/proc/{p}").exists() for p in slots), "a's slot to exit"
+            )
+            wait_until(lambda: not bots_of(tmp_path / f"cache-{names[0]}"), "a's bots to exit")
+            lost = q(engine, "SELECT 1 FROM tournament_results WHERE game_id = :g", g=game)
+            assert not lost, "the killed worker recorded its game"
+            b = Worker(url, names[1], tmp_path, tmp_path / "b.log")
+            assert runner.wait(90) == 0, runner.text()
+            assert "complete: 4 games played this run" in runner.text()
+        finally:
+            if runner.proc.poll() is None:
+                runner.stop(signal.SIGKILL)
+            for w in (a, b):
+                if w is not None:
+                    w.stop()
+            try:
+                rows = q(engine, "SELECT game_id, attempt, worker FROM tournament_results")
+            finally:
+                engine.dispose()
+    log = (tmp_path / "b.log").read_text()
+    assert f"(game {game}) was stalled: retried" in log
+    assert "outcome dropped" not in log  # each attempt played once, its outcome the first
+    assert len(rows) == 4 and len({(g, n) for g, n, _ in rows}) == 4
+    assert (game, 1, names[1]) in rows
+    with Store(tmp_path / "remote.sqlite") as s:
+        got = s.games()
+        assert sorted(r.game_id for r in got) == sorted(g for g, _, _ in rows)
+        assert {r.attempt for r in got} == {1} and s.voids() == []
+    assert not leftovers(tmp_path, names), leftovers(tmp_path, names)
+
+
+def test_tournament_late_outcome_of_a_frozen_worker_is_dropped(tmp_path):
+    """A worker is frozen mid-game (SIGSTOP on it and its slot: a partition); its job stalls
+    and another worker plays the same attempt; thawed, the first finishes too and its outcome
+    is dropped: one row per (game, attempt), the first, and the game once in the results."""
+    from arena.tournaments.store import Store
+
+    cfg = tconfig(tmp_path, slow_bots(tmp_path), rounds=1, concurrency=2)
+    tag = uuid.uuid4().hex[:6]
+    names = [f"tfa-{tag}", f"tfb-{tag}"]
+    with postgres_database() as url:
+        make_league(tmp_path / "league", url)
+        engine = sa.create_engine(url)
+        a = Worker(url, names[0], tmp_path, tmp_path / "a.log", concurrency=1)
+        b = None
+        runner = Runner(cfg, url, tmp_path / "run.log")
+        frozen: list[int] = []
+        try:
+            game = _caught_mid_game(engine, a, tmp_path / f"cache-{names[0]}")
+            frozen = [a.proc.pid, *a.slot_pids()]
+            for p in frozen:
+                os.kill(p, signal.SIGSTOP)
+            assert not q(engine, "SELECT 1 FROM tournament_results WHERE game_id = :g", g=game)
+            b = Worker(url, names[1], tmp_path, tmp_path / "b.log")
+            assert runner.wait(90) == 0, runner.text()
+            for p in frozen:
+                os.kill(p, signal.SIGCONT)
+            frozen = []
+            wait_until(
+                lambda: f"tournament game {game}: outcome dropped" in a.log.read_text(),
+                "the frozen worker's late outcome to be dropped",
+                60,
+            )
+        finally:
+            for p in frozen:  # never leave a stopped process behind, whatever failed
+                with contextlib.suppress(ProcessLookupError):
+                    os.kill(p, signal.SIGCONT)
+            if runner.proc.poll() is None:
+                runner.stop(signal.SIGKILL)
+            for w in (a, b):
+                if w is not None:
+                    w.stop()
+            try:
+                rows = q(engine, "SELECT game_id, attempt, worker FROM tournament_results")
+            finally:
+                engine.dispose()
+    assert len(rows) == 2 and (game, 1, names[1]) in rows
+    with Store(tmp_path / "remote.sqlite") as s:
+        got = s.games()
+        assert sorted(r.game_id for r in got) == sorted(g for g, _, _ in rows)
+        assert {r.attempt for r in got} == {1} and s.voids() == []
+    assert not leftovers(tmp_path, names), leftovers(tmp_path, names)
