@@ -225,6 +225,18 @@ class BotChannel(Seat):
             )
         elapsed = now - written
         hint = await self._explain_silence(request_type, now)
+        info = self.proc.exit_info()
+        if info is None and self.eof:  # it went away while we waited: how, is worth a look
+            with trio.move_on_after(EXIT_WAIT):
+                info = await self.proc.wait()
+        if info is not None and info.memory_exceeded:
+            # On a loaded machine the kernel's OOM kill of a bot filling its memory can come
+            # after the clock ran out (reclaim slows the bot first): the limit is the cause.
+            failure = await self.crash_failure(
+                f"no reply to {request_type} within {deadline:.3f} s + {margin:g} s margin, then"
+            )
+            failure.info["elapsed"] = round(elapsed, 6)
+            raise failure
         raise BotFailure(
             "time_forfeit",
             f"no reply to {request_type} within {deadline:.3f} s + {margin:g} s margin "

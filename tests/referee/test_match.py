@@ -113,6 +113,22 @@ async def test_memory_hog_loses_by_memory_limit():
     assert res["winner"] == 1 and res["forfeit"]
 
 
+async def test_a_bot_killed_by_its_memory_limit_after_its_deadline_loses_by_memory_limit():
+    """On a loaded machine the kernel's OOM kill can come after the clock ran out; the bot
+    still loses by what killed it (a hostile test once saw time_forfeit here)."""
+    from arena.sandbox.process import capabilities
+
+    if capabilities().cgroups.memory is None:
+        pytest.skip("no memory cgroup: the sandbox cannot tell a memory kill from a crash")
+    hog = replace(tbot("hog_late", fail_turn=1), limits=Limits(memory_mb=128))
+    tc = TimeControl(startup=10.0, base=0.3, increment=0.0)
+    record = await play_match(config("stripes", hog, tbot("good"), tc=tc))
+    res = record.result
+    assert res["reason"] == "memory_limit", res
+    assert res["winner"] == 1 and res["forfeit"]
+    assert "no reply to turn within 0.300 s" in res["detail"], res["detail"]
+
+
 async def test_the_operators_limit_caps_what_a_manifest_asks_for():
     """A bot asking for a terabyte still gets the operator's 128 MB (the arena once ran a
     bot with a negative memory_mb with no memory limit at all)."""

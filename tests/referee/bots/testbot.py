@@ -97,6 +97,13 @@ def main() -> int:
             while True:  # until the sandbox's memory limit stops it
                 hoard.append(bytearray(16 << 20))
                 hoard[-1][::4096] = b"x" * len(hoard[-1][::4096])
+        elif failing and MODE == "hog_late":
+            while receive() is not None:  # silent until the referee gives up and closes stdin
+                pass
+            hoard = []
+            while True:  # then fill memory until the sandbox's limit stops it
+                hoard.append(bytearray(16 << 20))
+                hoard[-1][::4096] = b"x" * len(hoard[-1][::4096])
         elif failing and MODE == "segv":
             os.kill(os.getpid(), signal.SIGSEGV)
         elif failing and MODE == "close_stdout":
