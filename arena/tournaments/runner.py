@@ -11,11 +11,14 @@ slot plays its games in a referee worker process of its own (arena/tournaments/w
 the Python referees of concurrent games run on different cores instead of sharing one
 interpreter; this process only schedules, commits and displays. With `pin_cores` a slot's
 worker and both its bots share one core (only one of them works at a time), so games do not
-steal each other's CPU. A worker that dies voids its game, which is played again.
+steal each other's CPU. A slot sends its worker the next game while the current one plays
+(`PLAY_AHEAD`), so no round trip through this process stands between two games of a slot.
+A worker that dies voids its game, which is played again.
 """
 
 from __future__ import annotations
 
+import collections
 import contextlib
 import dataclasses
 import json
@@ -40,6 +43,9 @@ from arena.tournaments.schedule import ScheduledGame, build_schedule, game_id, r
 from arena.tournaments.sprt import SprtState
 from arena.tournaments.stopping import SprtRule
 from arena.tournaments.store import AsyncStore, GameRow, Store, StoreError
+
+#: games a slot keeps sent to its worker process: the one in play and the next
+PLAY_AHEAD = 2
 
 #: the directory holding the `arena` and `protocol` packages, for the worker processes
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -178,12 +184,23 @@ class WorkerProcess:
     ) -> dict[str, Any]:
         """Send a request and wait for its reply; `turn` messages before the reply (a `play`
         with `"progress": true`) go to `on_turn`, which must not block."""
+        await self.send(msg)
+        return await self.receive(on_turn)
+
+    async def send(self, msg: dict[str, Any]) -> None:
+        """Send a request without waiting for its reply (`receive` reads the replies in
+        order)."""
         from arena.tournaments.worker import encode
 
         try:
             await self.proc.stdin.send_all(encode(msg))  # type: ignore[union-attr]
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as e:
             raise WorkerDied(f"referee worker pipe failed: {e}") from None
+
+    async def receive(
+        self, on_turn: Callable[[dict[str, Any]], None] | None = None
+    ) -> dict[str, Any]:
+        """The next reply; `turn` messages before it go to `on_turn`."""
         while True:
             reply = await self._read_reply()
             if reply.get("type") != "turn":
@@ -302,8 +319,11 @@ class _Run:
         slot = _Slot(self, core)
         try:
             await slot.prepare()
-            async for sg in games:
-                await self.play(sg, slot)
+            if self.play_match is None and self.remote is None:
+                await self._play_ahead(games, slot)
+            else:
+                async for sg in games:
+                    await self.play(sg, slot)
         finally:
             with trio.CancelScope(shield=True):
                 await slot.close()
@@ -334,26 +354,110 @@ class _Run:
             attempt = self.void_counts.get(sg.game_id, 0) + 1
             self.progress.game_started(sg.game_id)
             reply = await slot.play(sg.game_id, payload, attempt)
-            if reply["type"] == "void":
-                reason = reply["reason"]
-                self.void_counts[sg.game_id] = attempt
-                self.voided += 1
-                with trio.CancelScope(shield=True):
-                    await self.store.call("record_void", sg.game_id, attempt, reason, self.run_id)
-                self.progress.game_voided(sg.game_id, attempt, reason)
-                continue
-            if reply["type"] == "error":
-                if reply.get("user"):
-                    raise ArenaError(f"{sg.game_id}: {reply['message']}")
-                raise RuntimeError(f"referee worker failed on {sg.game_id}:\n{reply['message']}")
-            data = reply["record"]
-            if self.commits is None:
-                await self._commit(sg, attempt, data)
-            else:
-                # the slot's next game need not wait for the disk: the commit runs beside it
-                # (shielded, in the run's nursery, which ends only when every commit has)
-                self.commits.start_soon(self._commit, sg, attempt, data)
-            return
+            if await self._settle(sg, attempt, reply):
+                return
+        self._give_up(sg)
+
+    async def _play_ahead(
+        self, games: trio.MemoryReceiveChannel[ScheduledGame], slot: _Slot
+    ) -> None:
+        """`play` for a slot with a referee worker process, one game ahead: the slot's next
+        game is sent while its current one plays, so the worker starts it the moment it has
+        sent the current one's record, without waiting for this process to read that record,
+        commit it and build the next request. The worker still plays one game at a time (it
+        reads the next request only once it has answered the current one).
+
+        A game sent but not started when the worker dies (or cannot be sent to) is sent again
+        to a fresh worker without counting as an attempt; the game in play is voided."""
+        inflight: collections.deque[tuple[ScheduledGame, dict[str, Any], int, int]]
+        inflight = collections.deque()  # (game, payload, attempt, tries), in play then next
+        retry: collections.deque[tuple[ScheduledGame, dict[str, Any], int]] = collections.deque()
+        exhausted = broken = False
+        while True:
+            if broken and not inflight:
+                await slot.close()  # a fresh worker for what is sent next
+                broken = False
+            while not broken and len(inflight) < PLAY_AHEAD and (retry or not exhausted):
+                if retry:
+                    sg, payload, tries = retry.popleft()
+                else:
+                    try:
+                        sg = await games.receive()
+                    except trio.EndOfChannel:
+                        exhausted = True
+                        continue
+                    payload, tries = self.match_payload(sg, await self.opening(sg), slot.core), 0
+                attempt = self.void_counts.get(sg.game_id, 0) + 1
+                if not inflight:
+                    self.progress.game_started(sg.game_id)
+                try:
+                    await slot.send(sg.game_id, payload)
+                except WorkerDied as e:
+                    if inflight:
+                        # the game in play reports the death (its record may still be in the
+                        # pipe: read first); this one never began
+                        retry.appendleft((sg, payload, tries))
+                        broken = True
+                        break
+                    await slot.close()  # a fresh worker for the next attempt
+                    reply = {"type": "void", "game_id": sg.game_id, "reason": f"WorkerDied: {e}"}
+                    if not await self._settle(sg, attempt, reply):
+                        self._again(retry, sg, payload, tries)
+                    continue
+                inflight.append((sg, payload, attempt, tries))
+            if not inflight:
+                return
+            sg, payload, attempt, tries = inflight.popleft()
+            try:
+                reply = await slot.receive()
+            except WorkerDied as e:
+                await slot.close()
+                reply = {"type": "void", "game_id": sg.game_id, "reason": f"WorkerDied: {e}"}
+                retry.extendleft((g, p, t) for g, p, _, t in reversed(inflight))
+                inflight.clear()
+            if inflight:
+                self.progress.game_started(inflight[0][0].game_id)
+            if not await self._settle(sg, attempt, reply):
+                self._again(retry, sg, payload, tries)
+
+    def _again(
+        self,
+        retry: collections.deque[tuple[ScheduledGame, dict[str, Any], int]],
+        sg: ScheduledGame,
+        payload: dict[str, Any],
+        tries: int,
+    ) -> None:
+        """A voided game: played again next, unless this run has tried it enough."""
+        if tries + 1 < self.config.max_attempts:
+            retry.appendleft((sg, payload, tries + 1))
+        else:
+            self._give_up(sg)
+
+    async def _settle(self, sg: ScheduledGame, attempt: int, reply: dict[str, Any]) -> bool:
+        """Act on an attempt's reply: True when the game is done with (its record goes to
+        be committed), False when it was voided (recorded as such)."""
+        if reply["type"] == "void":
+            reason = reply["reason"]
+            self.void_counts[sg.game_id] = attempt
+            self.voided += 1
+            with trio.CancelScope(shield=True):
+                await self.store.call("record_void", sg.game_id, attempt, reason, self.run_id)
+            self.progress.game_voided(sg.game_id, attempt, reason)
+            return False
+        if reply["type"] == "error":
+            if reply.get("user"):
+                raise ArenaError(f"{sg.game_id}: {reply['message']}")
+            raise RuntimeError(f"referee worker failed on {sg.game_id}:\n{reply['message']}")
+        data = reply["record"]
+        if self.commits is None:
+            await self._commit(sg, attempt, data)
+        else:
+            # the slot's next game need not wait for the disk: the commit runs beside it
+            # (shielded, in the run's nursery, which ends only when every commit has)
+            self.commits.start_soon(self._commit, sg, attempt, data)
+        return True
+
+    def _give_up(self, sg: ScheduledGame) -> None:
         self.unplayable.append(sg.game_id)
         self.progress.message(
             f"unplayable: {sg.game_id} voided {self.config.max_attempts} times in this run"
@@ -450,6 +554,34 @@ class _Slot:
             # cancelled mid-game (the run is stopping): the pipe is out of step, end the worker
             with trio.CancelScope(shield=True):
                 await self.close()
+            raise
+
+    async def send(self, game_id: str, payload: dict[str, Any]) -> None:
+        """Send a game to the worker process (started if need be); its reply is read by
+        `receive`, replies come in the order the games were sent. Raises WorkerDied."""
+        try:
+            if self.process is None:
+                self.process = await WorkerProcess.start(
+                    self.run.bots_payload, self.core, self.run.game_names
+                )
+            await self.process.send({"type": "play", "game_id": game_id, "match": payload})
+        except BaseException as e:
+            if not isinstance(e, WorkerDied):
+                # cancelled (the run is stopping): the pipe is out of step, end the worker
+                with trio.CancelScope(shield=True):
+                    await self.close()
+            raise
+
+    async def receive(self) -> dict[str, Any]:
+        """The reply to the oldest game sent and not answered yet. Raises WorkerDied."""
+        if self.process is None:
+            raise WorkerDied("referee worker process closed")
+        try:
+            return await self.process.receive()
+        except BaseException as e:
+            if not isinstance(e, WorkerDied):
+                with trio.CancelScope(shield=True):
+                    await self.close()
             raise
 
     async def _play_inline(self, game_id: str, payload: dict[str, Any]) -> dict[str, Any]:
