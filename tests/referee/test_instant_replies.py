@@ -1,0 +1,82 @@
+"""Bots that reply the moment they are asked: all on one CPU, a reply is usually complete before
+the referee returns from writing the request, and the referee reads it there without a trip
+through the scheduler (arena/referee/channel.py). Such a game must still let the other tasks of
+the process run, stop at once when it is cancelled, and record the same things."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterator
+from contextlib import contextmanager
+
+import trio
+import trio.lowlevel
+from conftest import bundled
+
+from arena.referee import MatchConfig, TimeControl, play_match
+
+WRIGGLERS = {"size": "19", "max_turns": "300"}
+
+
+@contextmanager
+def one_cpu() -> Iterator[tuple[int, ...]]:
+    """This process (and the bots it starts) on one CPU, as on a busy machine."""
+    before = os.sched_getaffinity(0)
+    cpu = (min(before),)
+    os.sched_setaffinity(0, cpu)
+    try:
+        yield cpu
+    finally:
+        os.sched_setaffinity(0, before)
+
+
+def instant_config() -> MatchConfig:
+    bot = bundled("random-c")
+    return MatchConfig(
+        game="wrigglers",
+        options=WRIGGLERS,
+        bots=(bot, bot),
+        time_control=TimeControl(startup=20.0, base=60.0),
+        seed=3,
+    )
+
+
+async def test_instant_replies_leave_time_to_other_tasks():
+    turns_seen: set[int] = set()
+    current = [0]
+
+    async def other_task() -> None:
+        while True:
+            turns_seen.add(current[0])
+            await trio.lowlevel.checkpoint()
+
+    with one_cpu():
+        async with trio.open_nursery() as nursery:
+            nursery.start_soon(other_task)
+            record = await play_match(
+                instant_config(), lambda event: current.__setitem__(0, event.turn)
+            )
+            nursery.cancel_scope.cancel()
+    assert not record.result["forfeit"], record.result
+    played = len(record.turns)
+    assert played > 100
+    # the other task ran in the middle of the game, not only before and after it
+    assert len({t for t in turns_seen if 0 < t < played}) >= 2, sorted(turns_seen)
+    # and the record is complete: it replays to the final position
+    *_, (_, state) = record.replay_states()
+    assert state.describe() == record.final_position
+    assert all(t["elapsed"] >= 0 and t["requests"] == 1 for t in record.turns)
+
+
+async def test_cancelling_a_game_of_instant_replies_stops_it_at_once():
+    seen: list[int] = []
+    with one_cpu(), trio.CancelScope() as scope:
+
+        def observer(event) -> None:
+            seen.append(event.turn)
+            if event.turn == 40:
+                scope.cancel()
+
+        await play_match(instant_config(), observer)
+    assert scope.cancelled_caught
+    assert seen == list(range(1, 41))
