@@ -96,6 +96,21 @@ def live_jobs(conn: Connection, run: str) -> set[tuple[str, int]]:
     return {(g, int(a)) for g, a in conn.execute(_LIVE, {"task": TASK, "run": run})}
 
 
+_ENDED = sa.text(
+    "SELECT args->>'game_id', (args->>'attempt')::int, id, status::text FROM procrastinate_jobs "
+    "WHERE task_name = :task AND status NOT IN ('todo', 'doing') AND args->>'run' = :run"
+)
+
+
+def ended_jobs(conn: Connection, run: str) -> dict[tuple[str, int], str]:
+    """(game, attempt) of this run's jobs that ended and are still listed (a worker's error,
+    one without this task, an operator's cancel): how, e.g. `job 12 failed`."""
+    return {
+        (g, int(a)): f"job {i} {status}"
+        for g, a, i, status in conn.execute(_ENDED, {"task": TASK, "run": run})
+    }
+
+
 def record(
     conn: Connection, run: str, game_id: str, attempt: int, kind: str, payload: Any, worker: str
 ) -> bool:

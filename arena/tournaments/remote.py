@@ -17,6 +17,8 @@ Durability: an outcome in PostgreSQL survives this process. A runner stopped or 
 games are queued leaves their jobs; the next run (same results file) finds their outcomes, or
 their live jobs, and defers only attempts with neither. A worker's death stalls its job, which
 the league workers' sweep retries; a late second outcome for the same attempt is dropped.
+A job that ends without an outcome (failed, cancelled, deleted) voids its attempt, which the
+runner plays again, so no run waits for ever on a job nobody will play.
 """
 
 from __future__ import annotations
@@ -70,6 +72,8 @@ class RemotePlayer:
         self.app: Any = None
         self.waiting: dict[tuple[str, int], trio.Event] = {}
         self.outcomes: dict[tuple[str, int], dict[str, Any]] = {}
+        #: attempts whose job is committed to the queue (or was already there)
+        self.queued: set[tuple[str, int]] = set()
 
     def open(self) -> None:
         """Blocking: check the database, publish the bots' archives."""
@@ -130,18 +134,35 @@ class RemotePlayer:
         try:
             done = await trio.to_thread.run_sync(self._submit, game_id, attempt, payload)
             if done is None:
+                self.queued.add(key)
                 await event.wait()
                 done = self.outcomes.pop(key)
         finally:
             self.waiting.pop(key, None)
             self.outcomes.pop(key, None)
+            self.queued.discard(key)
         return done
 
-    def _fetch(self, keys: list[tuple[str, int]]) -> dict[tuple[str, int], dict]:
+    def _fetch(
+        self, keys: list[tuple[str, int]], queued: list[tuple[str, int]]
+    ) -> dict[tuple[str, int], dict]:
+        """The outcomes of these attempts; a queued attempt whose job ended without one (it
+        failed, was cancelled, or is gone) is a void, so the runner plays the game again
+        instead of waiting for ever."""
         from arena.league import tourjobs
 
         with self.db.read() as conn:
-            return tourjobs.outcomes(conn, self.run_name, keys)
+            # the live jobs first: an outcome is committed before its job ends, so a job not
+            # live here whose outcome is missing below ended without one
+            live = tourjobs.live_jobs(conn, self.run_name) if queued else set()
+            found = tourjobs.outcomes(conn, self.run_name, keys)
+            lost = [k for k in queued if k not in found and k not in live]
+            ended = tourjobs.ended_jobs(conn, self.run_name) if lost else {}
+        for key in lost:
+            how = ended.get(key, "job is gone")
+            reason = f"WorkerFault: its {how} without an outcome"
+            found[key] = {"type": "void", "game_id": key[0], "reason": reason}
+        return found
 
     async def run(self, *, task_status: trio.TaskStatus[None] = trio.TASK_STATUS_IGNORED) -> None:
         task_status.started()
@@ -150,7 +171,8 @@ class RemotePlayer:
             keys = list(self.waiting)
             if not keys:
                 continue
-            for key, outcome in (await trio.to_thread.run_sync(self._fetch, keys)).items():
+            queued = list(self.queued)
+            for key, outcome in (await trio.to_thread.run_sync(self._fetch, keys, queued)).items():
                 if key in self.waiting:
                     self.outcomes[key] = outcome
                     self.waiting[key].set()

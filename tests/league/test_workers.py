@@ -688,3 +688,125 @@ def test_tournament_late_outcome_of_a_frozen_worker_is_dropped(tmp_path):
         assert sorted(r.game_id for r in got) == sorted(g for g, _, _ in rows)
         assert {r.attempt for r in got} == {1} and s.voids() == []
     assert not leftovers(tmp_path, names), leftovers(tmp_path, names)
+
+
+def test_tournament_platform_fault_is_a_void_then_unplayable(tmp_path):
+    """A bot archive damaged in the database (its bytes no longer match its hash) is refused by
+    the worker: each attempt is voided with the reason, played again up to max_attempts, then
+    the game is reported unplayable (exit 1); no bot is charged a game. The next run rewrites
+    the archive and plays the games as attempt 3."""
+    from arena.tournaments.store import Store
+
+    bots = two_bots(tmp_path)
+    cfg = tconfig(tmp_path, bots, rounds=1, concurrency=2, max_attempts=2)
+    names = [f"tv-{uuid.uuid4().hex[:6]}"]
+    with postgres_database() as url:
+        make_league(tmp_path / "league", url)
+        engine = sa.create_engine(url)
+        worker = None
+        try:
+            runner = Runner(cfg, url, tmp_path / "run1.log")
+            wait_until(lambda: tjobs(engine, "todo") == 2, "the games to be queued", 60)
+            with engine.begin() as conn:  # before any worker has fetched it
+                conn.execute(
+                    sa.text(
+                        "UPDATE tournament_blobs SET data = 'damaged'::bytea "
+                        "WHERE sha256 = (SELECT min(sha256) FROM tournament_blobs)"
+                    )
+                )
+            worker = Worker(url, names[0], tmp_path, tmp_path / "w.log")
+            assert runner.wait(90) == 1, runner.text()
+            text = runner.text()
+            assert "incomplete: 0 games played this run, 2 missing, 4 voided attempts" in text
+            line = next(x for x in text.splitlines() if x.startswith("unplayable (voided"))
+            assert sorted(line.split(": ", 1)[1].split(", ")) == [
+                "r1-stripes-p0-a",
+                "r1-stripes-p0-b",
+            ]
+            with Store(tmp_path / "remote.sqlite") as s:
+                assert s.games() == []  # a platform fault is nobody's loss
+                voids = s.voids()
+            assert sorted((v["game_id"], v["attempt"]) for v in voids) == [
+                ("r1-stripes-p0-a", 1),
+                ("r1-stripes-p0-a", 2),
+                ("r1-stripes-p0-b", 1),
+                ("r1-stripes-p0-b", 2),
+            ]
+            for v in voids:
+                assert v["reason"].startswith("SandboxFault: archive "), v
+                assert "the database's bytes do not match the hash" in v["reason"], v
+            kinds = q(engine, "SELECT kind, count(*) FROM tournament_results GROUP BY 1")
+            assert kinds == [("void", 4)]
+            status = arena("tournament", "status", str(cfg))
+            assert "voided      4 attempts, unplayable: r1-stripes-p0-a, r1-stripes-p0-b" in (
+                status.stdout
+            )
+
+            again = Runner(cfg, url, tmp_path / "run2.log")
+            assert again.wait(90) == 0, again.text()
+            assert "complete: 2 games played this run, 0 missing" in again.text()
+            with Store(tmp_path / "remote.sqlite") as s:
+                rows = s.games()
+                assert sorted((r.game_id, r.attempt) for r in rows) == [
+                    ("r1-stripes-p0-a", 3),
+                    ("r1-stripes-p0-b", 3),
+                ]
+                assert len(s.voids()) == 4
+        finally:
+            if worker is not None:
+                worker.stop()
+            engine.dispose()
+    assert not leftovers(tmp_path, names), leftovers(tmp_path, names)
+
+
+def test_tournament_job_ended_without_outcome_is_a_void(tmp_path):
+    """A queued attempt whose job ends without an outcome (cancelled by an operator, or deleted;
+    a worker of another version that lacks the task fails it the same way) is voided with the
+    reason and played again as attempt 2, instead of the runner waiting for ever."""
+    from arena.tournaments.store import Store
+
+    cfg = tconfig(tmp_path, two_bots(tmp_path), rounds=1, concurrency=2, max_attempts=2)
+    names = [f"tc-{uuid.uuid4().hex[:6]}"]
+    with postgres_database() as url:
+        make_league(tmp_path / "league", url)
+        engine = sa.create_engine(url)
+        worker = None
+        runner = Runner(cfg, url, tmp_path / "run.log")
+        try:
+            wait_until(lambda: tjobs(engine, "todo") == 2, "the games to be queued", 60)
+            ids = [r[0] for r in q(engine, "SELECT id FROM procrastinate_jobs ORDER BY id")]
+            with engine.begin() as conn:  # procrastinate's own cancel: one kept, one deleted
+                for job, delete in zip(ids, (False, True), strict=True):
+                    conn.execute(
+                        sa.text("SELECT procrastinate_cancel_job_v1(:j, false, :d)"),
+                        {"j": job, "d": delete},
+                    )
+            wait_until(
+                lambda: (
+                    q(
+                        engine,
+                        "SELECT count(*) FROM procrastinate_jobs WHERE status = 'todo' "
+                        "AND (args->>'attempt')::int = 2",
+                    )[0][0]
+                    == 2
+                ),
+                "both games to be queued again as attempt 2",
+                60,
+            )
+            worker = Worker(url, names[0], tmp_path, tmp_path / "w.log")
+            assert runner.wait(90) == 0, runner.text()
+            assert "complete: 2 games played this run, 0 missing, 2 voided" in runner.text()
+        finally:
+            if runner.proc.poll() is None:
+                runner.stop(signal.SIGKILL)
+            if worker is not None:
+                worker.stop()
+            engine.dispose()
+    with Store(tmp_path / "remote.sqlite") as s:
+        assert {r.attempt for r in s.games()} == {2} and len(s.games()) == 2
+        reasons = {v["reason"] for v in s.voids()}
+    assert reasons == {
+        "WorkerFault: its job is gone without an outcome",
+        f"WorkerFault: its job {ids[0]} cancelled without an outcome",
+    }
+    assert not leftovers(tmp_path, names), leftovers(tmp_path, names)

@@ -393,3 +393,53 @@ def test_docker_isolation_for_bots_without_an_image_is_one_line(tmp_path: Path) 
     assert result.returncode == 2 and "Traceback" not in result.stderr, result.stderr
     assert result.stderr.startswith("arena: error: bot random-py: docker mode needs an image")
     assert not (tmp_path / "r.sqlite").exists()  # no run was started, none marked failed
+
+
+#: a PostgreSQL URL nothing listens on (port 1): refused at once
+NOWHERE = "postgresql+psycopg://nobody@127.0.0.1:1/none"
+
+
+def _one_line(result: subprocess.CompletedProcess) -> str:
+    assert result.returncode == 2, result.stderr
+    assert result.stderr.startswith("arena: error: "), result.stderr
+    assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+    return result.stderr
+
+
+@pytest.mark.parametrize("where", ["flag", "config"])
+def test_workers_refuse_a_command_bot_before_anything(tmp_path: Path, where: str) -> None:
+    """A bot given as a command has no directory to send to a league's workers: one line,
+    exit 2, before the results file is made or the database is reached."""
+    text = (
+        f'bots = [{{ path = "{BOTS / "random-py"}" }}, '
+        f'{{ command = "python3 {BOTS / "random-py" / "bot.py"}", name = "cmd" }}]\n'
+        'games = ["stripes"]\nresults = "r.sqlite"\n'
+    )
+    if where == "config":
+        text += f'database = "{NOWHERE}"\n'
+    extra = ["--database", NOWHERE] if where == "flag" else []
+    err = _one_line(_arena("tournament", "run", str(write_config(tmp_path, text)), *extra))
+    assert "bot 'cmd': a bot given as a command cannot be sent to workers" in err
+    assert not (tmp_path / "r.sqlite").exists()
+
+
+def test_workers_database_must_be_postgresql(tmp_path: Path) -> None:
+    bots = f'bots = ["{BOTS / "random-py"}", "{BOTS / "random-c"}"]\nresults = "r.sqlite"\n'
+    cfg = write_config(tmp_path, bots + 'database = "sqlite:///x.sqlite"\n')
+    err = _one_line(_arena("tournament", "run", str(cfg)))
+    assert "key 'database': expected a PostgreSQL URL" in err and str(cfg) in err
+    cfg = write_config(tmp_path, bots + "database = 5\n")
+    assert "key 'database'" in _one_line(_arena("tournament", "run", str(cfg)))
+    cfg = write_config(tmp_path, bots)
+    err = _one_line(_arena("tournament", "run", str(cfg), "--database", "sqlite:///x.sqlite"))
+    assert err.startswith("arena: error: --database: expected a PostgreSQL URL")
+    assert not (tmp_path / "r.sqlite").exists() and not (tmp_path / "x.sqlite").exists()
+
+
+def test_workers_database_unreachable_is_one_line(tmp_path: Path) -> None:
+    """A database nobody answers at: one line naming the problem, no game played."""
+    bots = f'bots = ["{BOTS / "random-py"}", "{BOTS / "random-c"}"]\nresults = "r.sqlite"\n'
+    cfg = write_config(tmp_path, bots + 'games = ["stripes"]\n')
+    err = _one_line(_arena("tournament", "run", str(cfg), "--database", NOWHERE))
+    assert "cannot use the database" in err
+    assert _count(tmp_path / "r.sqlite") == 0
