@@ -6,10 +6,15 @@ claim, play and record the games (arena/league/slot.py). Each new game is planne
 scheduler's matchmaking, then created (`queued`) and its job deferred in one write transaction:
 a game never exists without its job, nor a job without its game.
 
-How many: enough queued to keep every live worker's slots busy while the next games are planned
-(`live capacity x 2`, at least the league's `concurrency`), and no more, so pairings still use
-recent ratings. Every `poll` seconds the executor also defers a new job for any game left
-queued or running with no live job (a job deleted by hand, or failed for good), so the queue
+How many: enough queued to keep every live worker's slots busy until the next look, and no
+more, so pairings still use recent ratings. The depth is `live capacity x headroom` (at least the
+league's `concurrency`): headroom starts at 2 jobs per slot, doubles (up to MAX_HEADROOM) when a
+look finds the queue ran dry (short games drained it within one poll, and slots sat idle), and
+shrinks back when more than half of it is still waiting. Long games keep two per slot; games of
+a few tens of milliseconds get the depth one poll of play needs.
+
+Every `poll` seconds the executor also defers a new job for any game left queued or running
+with no live job (a job deleted by hand, or failed for good), so the queue
 heals from whatever the jobs table went through.
 
 The games in flight belong to the workers, not to this process: a server that stops or is killed
@@ -28,6 +33,8 @@ from arena.league.slot import PlayParams
 
 #: seconds between looks at the queue when nothing else wakes the executor
 POLL = 0.25
+#: jobs per live slot kept in flight: the start, and the most when short games drain the queue
+HEADROOM, MAX_HEADROOM = 2.0, 32.0
 
 
 class QueueExecutor(Executor):
@@ -48,6 +55,9 @@ class QueueExecutor(Executor):
         self.poll = poll
         self.app = queue.deferrer()
         self.enqueued = 0
+        self.headroom = HEADROOM
+        #: the last fill reached its target (not stopped for want of a pairing)
+        self._filled = False
         self.params = PlayParams(
             name=settings.name,
             isolation=settings.isolation,
@@ -88,17 +98,19 @@ class QueueExecutor(Executor):
                 queue.defer_game(self.app, conn, gid, self.params)
                 n += 1
             capacity = fleet.live_capacity(conn, self.stalled_after)
-            in_flight = sum(
-                c
-                for s, c in store.counts(conn).items()
-                if s in (store.GameState.QUEUED, store.GameState.RUNNING)
-            )
-        target = max(self.settings.concurrency, 2 * capacity)
+            counts = store.counts(conn)
+        queued = counts.get(store.GameState.QUEUED, 0)
+        in_flight = queued + counts.get(store.GameState.RUNNING, 0)
+        if self._filled:  # a queue that was short of games to plan says nothing of its depth
+            self.headroom = adapt_headroom(self.headroom, queued, capacity)
+        target = max(self.settings.concurrency, round(self.headroom * capacity))
+        self._filled = True
         while in_flight < target:
             with db.write() as conn:
                 queue.fast_commit(conn)  # redone if lost: see arena/league/queue.py
                 pairing = scheduler._plan(conn)
                 if pairing is None:
+                    self._filled = False
                     break
                 gid = store.create_game(conn, scheduler._new_game(pairing))
                 queue.defer_game(self.app, conn, gid, self.params)
@@ -106,3 +118,16 @@ class QueueExecutor(Executor):
             n += 1
         self.enqueued += n
         return n
+
+
+def adapt_headroom(headroom: float, queued: int, capacity: int) -> float:
+    """The next headroom (jobs per live slot), from what one look finds still queued: a queue
+    that ran dry let slots idle, so it doubles; one more than half full shrinks back by a
+    third, so slow games keep pairings fresh. Within [HEADROOM, MAX_HEADROOM]."""
+    if capacity <= 0:
+        return headroom
+    if queued == 0:
+        return min(MAX_HEADROOM, headroom * 2)
+    if queued > headroom * capacity / 2:
+        return max(HEADROOM, headroom / 1.5)
+    return headroom
