@@ -13,7 +13,8 @@ turn, and a scan of a 19x19 board in Python was most of its time per turn, so ea
 or lifted also updates, around that point only:
 
 - per colour, which points are legal adds and removals (bytearrays of flags), from which
-  `legal_actions` and the described cells are picked by `itertools.compress` at C speed;
+  `legal_actions` is picked by `itertools.compress` at C speed;
+- the described cells (point -> colour), a dict that describe() copies;
 - per colour, its groups as a union-find forest with each group's size and whether any stone
   of it touches three own stones (a branch): an add merges the groups it touches, a lift (rarer)
   refills the pieces of its group from the lifted point's neighbours. `chain_sizes`, the plain
@@ -143,6 +144,7 @@ class WrigglersState(State):
     __slots__ = (
         "_addable",
         "_board",
+        "_cells",
         "_groups",
         "_last_action",
         "_nb",
@@ -151,7 +153,6 @@ class WrigglersState(State):
         "_removed_last",
         "_result",
         "_score_cache",
-        "_stones",
         "_to_move",
         "_turns_played",
         "game",
@@ -170,7 +171,9 @@ class WrigglersState(State):
         # where removing (an own stone touching >= 3 own stones) is, as the rules stand
         self._addable = (bytearray(b"\x01") * n, bytearray(b"\x01") * n)
         self._removable = (bytearray(n), bytearray(n))
-        self._stones = (bytearray(n), bytearray(n))  # per seat: 1 where it has a stone
+        #: the stones as describe() lists them (point name -> colour), in the order they were
+        #: placed: kept up to date stone by stone, a scan for it cost more than the rest of a turn
+        self._cells: dict[str, str] = {}
         # per seat: union-find parents of its stones, and root -> (size, is a branch)
         self._parent = (list(range(n)), list(range(n)))
         self._groups: tuple[dict[int, tuple[int, bool]], dict[int, tuple[int, bool]]] = ({}, {})
@@ -186,7 +189,7 @@ class WrigglersState(State):
     def _place(self, cell: int, seat: int) -> None:
         board = self._board
         board[cell] = seat + 1
-        self._stones[seat][cell] = 1
+        self._cells[self.grid.names[cell]] = _CONTENT[seat]
         nb = self._nb[seat]
         addable = self._addable[seat]
         removable = self._removable[seat]
@@ -221,7 +224,7 @@ class WrigglersState(State):
         groups = self._groups[seat]
         del groups[self._find(parent, cell)]
         board[cell] = 0
-        self._stones[seat][cell] = 0
+        del self._cells[self.grid.names[cell]]
         nb = self._nb[seat]
         addable = self._addable[seat]
         self._removable[seat][cell] = 0
@@ -440,10 +443,6 @@ class WrigglersState(State):
 
     # --- views -------------------------------------------------------------------------
     def describe(self) -> dict[str, Any]:
-        names = self.grid.names
-        # by colour, then in board order (dark's stones first)
-        cells = dict.fromkeys(compress(names, self._stones[0]), _CONTENT[0])
-        cells.update(dict.fromkeys(compress(names, self._stones[1]), _CONTENT[1]))
         return {
             "game": self.game.name,
             "options": dict(self.game.options),
@@ -452,8 +451,8 @@ class WrigglersState(State):
             "actions_remaining": self.actions_remaining(),
             "turn_actions": [],
             "scores": list(self.scores()),
-            "board": {"kind": "square", "size": self.grid.size, "cells": list(names)},
-            "cells": cells,
+            "board": {"kind": "square", "size": self.grid.size, "cells": list(self.grid.names)},
+            "cells": self._cells.copy(),
             "result": result_to_dict(self._result),
             "chains": [self.chains(0), self.chains(1)],
             "last_action": self._last_action,
@@ -504,7 +503,7 @@ class WrigglersState(State):
         st._nb = (self._nb[0][:], self._nb[1][:])
         st._addable = (self._addable[0][:], self._addable[1][:])
         st._removable = (self._removable[0][:], self._removable[1][:])
-        st._stones = (self._stones[0][:], self._stones[1][:])
+        st._cells = self._cells.copy()
         st._parent = (self._parent[0][:], self._parent[1][:])
         st._groups = (self._groups[0].copy(), self._groups[1].copy())
         st._to_move = self._to_move

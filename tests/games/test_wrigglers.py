@@ -386,8 +386,9 @@ def _legal_by_scan(s) -> list[str]:
 @settings(max_examples=20, deadline=None)
 @given(seed=st.integers(0, 10**6), size=st.sampled_from([9, 13]), removals=st.floats(0, 1))
 def test_incremental_chains_and_legal_lists_match_a_full_scan(seed, size, removals):
-    # the union-find groups and legal flags, updated around each added or lifted stone, agree
-    # with the flood fill and a board scan after every action, in clones and reloaded positions
+    # the union-find groups, legal flags and described cells, updated around each added or
+    # lifted stone, agree with the flood fill and a board scan after every action, in clones
+    # and reloaded positions
     game = make_game("wrigglers", {"size": size, "max_turns": 300})
     s = game.new_initial_state()
     rng = random.Random(seed)
@@ -396,6 +397,10 @@ def test_incremental_chains_and_legal_lists_match_a_full_scan(seed, size, remova
         assert legal == _legal_by_scan(s)
         for seat in (0, 1):
             assert s.chains(seat) == chain_sizes(s.board(), s.neighbour_counts(seat), seat, s.grid)
+        colours = ("dark", "light")
+        assert s.describe()["cells"] == {
+            name: colours[v - 1] for name, v in zip(s.grid.names, s.board(), strict=True) if v
+        }
         if rng.random() < 0.05:
             t = game.state_from_description(s.describe())
             assert t.legal_actions() == legal and t.scores() == s.scores()
