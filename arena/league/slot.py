@@ -32,8 +32,6 @@ abandoned (its bots killed) and the process exits.
 from __future__ import annotations
 
 import dataclasses
-import json
-import os
 import sys
 import traceback
 from functools import partial
@@ -234,63 +232,44 @@ def _void_kind(reply: dict[str, Any]) -> tuple[store.VoidKind, str]:
 
 
 async def main() -> None:
-    from arena.tournaments.worker import LineReader, encode
+    from arena.tournaments.worker import encode, requests_on_stdin
 
-    sys.stdout.flush()
-    proto_fd = os.dup(1)
-    os.dup2(2, 1)  # a stray print can never corrupt the pipe to the worker
-    stdin = trio.lowlevel.FdStream(os.dup(sys.stdin.fileno()))
-    stdout = trio.lowlevel.FdStream(proto_fd)
-    reader = LineReader(stdin)
     slot: Slot | None = None
     db: store.Database | None = None
     try:
-        async with trio.open_nursery() as nursery:
-            requests, incoming = trio.open_memory_channel[dict[str, Any]](1)
-
-            async def read_requests() -> None:
-                async with requests:
-                    while (line := await reader.readline()) is not None:
-                        await requests.send(json.loads(line))
-                nursery.cancel_scope.cancel()  # the worker is gone: abandon the game in play
-
-            nursery.start_soon(read_requests)
-            async with incoming:
-                async for msg in incoming:
-                    if msg["type"] == "init":
-                        db = store.Database(msg["database"], pool_size=2)
-                        cache = BotCache(
-                            Path(msg["cache"]),
-                            msg.get("server"),
-                            msg.get("secret"),
-                            Path(msg["shared"]) if msg.get("shared") else None,
-                            lookup=partial(_published, db),
-                            blobs=partial(_blob, db),
+        async with requests_on_stdin() as (_, incoming, stdout), incoming:
+            async for msg in incoming:
+                if msg["type"] == "init":
+                    db = store.Database(msg["database"], pool_size=2)
+                    cache = BotCache(
+                        Path(msg["cache"]),
+                        msg.get("server"),
+                        msg.get("secret"),
+                        Path(msg["shared"]) if msg.get("shared") else None,
+                        lookup=partial(_published, db),
+                        blobs=partial(_blob, db),
+                    )
+                    slot = Slot(db, cache, msg["worker"])
+                    reply: dict[str, Any] = {"type": "ready"}
+                elif msg["type"] == "play" and slot is not None:
+                    try:
+                        out = await slot.play(msg["game_id"], PlayParams.from_dict(msg["params"]))
+                    except Exception as e:  # the database or the machine: retried later
+                        traceback.print_exc(file=sys.stderr)
+                        out = {"status": "error", "detail": f"{type(e).__name__}: {e}"}
+                    reply = {"type": "done", "game_id": msg["game_id"], **out}
+                elif msg["type"] == "tplay" and slot is not None:
+                    try:
+                        out = await slot.play_tournament(
+                            msg["run"], msg["game_id"], int(msg["attempt"]), msg["job"]
                         )
-                        slot = Slot(db, cache, msg["worker"])
-                        reply: dict[str, Any] = {"type": "ready"}
-                    elif msg["type"] == "play" and slot is not None:
-                        try:
-                            out = await slot.play(
-                                msg["game_id"], PlayParams.from_dict(msg["params"])
-                            )
-                        except Exception as e:  # the database or the machine: retried later
-                            traceback.print_exc(file=sys.stderr)
-                            out = {"status": "error", "detail": f"{type(e).__name__}: {e}"}
-                        reply = {"type": "done", "game_id": msg["game_id"], **out}
-                    elif msg["type"] == "tplay" and slot is not None:
-                        try:
-                            out = await slot.play_tournament(
-                                msg["run"], msg["game_id"], int(msg["attempt"]), msg["job"]
-                            )
-                        except Exception as e:  # the database or the machine: retried later
-                            traceback.print_exc(file=sys.stderr)
-                            out = {"status": "error", "detail": f"{type(e).__name__}: {e}"}
-                        reply = {"type": "done", "game_id": msg["game_id"], **out}
-                    else:
-                        reply = {"type": "error", "message": f"unexpected {msg.get('type')!r}"}
-                    await stdout.send_all(encode(reply))
-            nursery.cancel_scope.cancel()
+                    except Exception as e:  # the database or the machine: retried later
+                        traceback.print_exc(file=sys.stderr)
+                        out = {"status": "error", "detail": f"{type(e).__name__}: {e}"}
+                    reply = {"type": "done", "game_id": msg["game_id"], **out}
+                else:
+                    reply = {"type": "error", "message": f"unexpected {msg.get('type')!r}"}
+                await stdout.send_all(encode(reply))
     finally:
         if db is not None:
             db.dispose()

@@ -34,7 +34,8 @@ import math
 import os
 import sys
 import traceback
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from typing import Any
 
 import trio
@@ -64,6 +65,36 @@ class LineReader:
 
 def encode(msg: dict[str, Any]) -> bytes:
     return json.dumps(msg, separators=(",", ":")).encode() + b"\n"
+
+
+@asynccontextmanager
+async def requests_on_stdin() -> AsyncIterator[
+    tuple[trio.Nursery, trio.MemoryReceiveChannel[dict[str, Any]], trio.lowlevel.FdStream]
+]:
+    """The JSON Lines pipe of a worker process (this one's and the league's game slots'):
+    a nursery, the requests read from stdin, and the stream to answer on.
+
+    The protocol gets a private copy of stdout and fd 1 itself goes to stderr, so a stray print
+    anywhere in the referee or a library can never corrupt the pipe. A task reads the requests
+    ahead (one waits at most), so that the end of stdin is seen while a game is played: the
+    peer is gone, and the nursery, with the game in play and its bots, is cancelled."""
+    sys.stdout.flush()
+    proto_fd = os.dup(1)
+    os.dup2(2, 1)
+    reader = LineReader(trio.lowlevel.FdStream(os.dup(sys.stdin.fileno())))
+    stdout = trio.lowlevel.FdStream(proto_fd)
+    async with trio.open_nursery() as nursery:
+        requests, incoming = trio.open_memory_channel[dict[str, Any]](1)
+
+        async def read_requests() -> None:
+            async with requests:
+                while (line := await reader.readline()) is not None:
+                    await requests.send(json.loads(line))
+            nursery.cancel_scope.cancel()
+
+        nursery.start_soon(read_requests)
+        yield nursery, incoming, stdout
+        nursery.cancel_scope.cancel()
 
 
 def resolve_bot(entry: dict[str, Any]) -> Any:
@@ -165,24 +196,7 @@ async def play_one(
 
 
 async def main() -> None:
-    # the protocol gets a private copy of stdout; fd 1 itself goes to stderr, so a stray print
-    # anywhere in the referee or a library can never corrupt the pipe to the runner
-    sys.stdout.flush()
-    proto_fd = os.dup(1)
-    os.dup2(2, 1)
-    stdin = trio.lowlevel.FdStream(os.dup(sys.stdin.fileno()))
-    stdout = trio.lowlevel.FdStream(proto_fd)
-    reader = LineReader(stdin)
-    async with trio.open_nursery() as nursery:
-        requests, incoming = trio.open_memory_channel[dict[str, Any]](1)
-
-        async def read_requests() -> None:
-            async with requests:
-                while (line := await reader.readline()) is not None:
-                    await requests.send(json.loads(line))
-            nursery.cancel_scope.cancel()  # the runner is gone: abandon the game in play
-
-        nursery.start_soon(read_requests)
+    async with requests_on_stdin() as (nursery, incoming, stdout):
         # bots kept between games (tournaments with `reuse`): one game at a time in a worker
         from arena.referee.sessions import SessionPool
 
@@ -191,7 +205,6 @@ async def main() -> None:
             await _serve(incoming, stdout, sessions)
         finally:
             await sessions.aclose()
-        nursery.cancel_scope.cancel()
 
 
 async def _serve(
