@@ -9,11 +9,10 @@ import tarfile
 from pathlib import Path
 
 import pytest
-import sqlalchemy as sa
 from starlette.testclient import TestClient
-from support import BACKENDS, BOTS, OpenAPIChecker, database_url
+from support import BOTS, OpenAPIChecker
 
-from arena.league import migrations, store
+from arena.league import store
 from arena.league.archives import pack_bot_dir
 from arena.league.service import League
 from arena.league.settings import settings_from_dict
@@ -21,27 +20,15 @@ from arena.league.web.app import create_app
 from arena.league.web.openapi import openapi
 
 
-@pytest.fixture(scope="module", params=BACKENDS)
-def url(request, tmp_path_factory):
-    with database_url(request.param, tmp_path_factory.mktemp("db")) as url:
-        engine = sa.create_engine(url)
-        migrations.upgrade(engine)
-        engine.dispose()
-        yield url
-
-
 class World:
     """A league with three accounts, two house bots and a few recorded games."""
 
-    def __init__(self, url: str, root: Path) -> None:
+    def __init__(self, db: store.Database, root: Path) -> None:
         self.settings = settings_from_dict(
-            {"database": url, "games": ["stripes", "papagra"], "submissions": {"per_hour": 3}},
+            {"database": db.url, "games": ["stripes", "papagra"], "submissions": {"per_hour": 3}},
             root=root,
         )
-        self.db = store.Database(url)
-        with self.db.write() as conn:
-            for table in reversed(store.metadata.sorted_tables):
-                conn.execute(table.delete())
+        self.db = db
         self.league = League(self.settings, self.db)
         self.alice, self.alice_token = self.league.add_user("alice")
         self.bob, self.bob_token = self.league.add_user("bob")
@@ -77,10 +64,8 @@ class World:
 
 
 @pytest.fixture
-def world(url, tmp_path):
-    w = World(url, tmp_path)
-    yield w
-    w.db.dispose()
+def world(db, tmp_path):
+    return World(db, tmp_path)
 
 
 @pytest.fixture

@@ -5,14 +5,11 @@ from __future__ import annotations
 
 import random
 
-import pytest
-import sqlalchemy as sa
 import trio
 from hypothesis import given
 from hypothesis import strategies as st
-from support import BACKENDS, database_url
 
-from arena.league import migrations, store
+from arena.league import store
 from arena.league.executors.base import Outcome
 from arena.league.scheduler import Scheduler, plan_game
 from arena.league.settings import Matchmaking, settings_from_dict
@@ -76,25 +73,6 @@ def test_no_pairing_without_two_distinct_bots():
     assert plan_game(rng, Matchmaking(), ["stripes"], {}, {"stripes": []}) is None
     one_bot_two_versions = [cand(1, 1, 20, 0), cand(2, 1, 30, 0)]
     assert plan_game(rng, Matchmaking(), ["stripes"], {}, {"stripes": one_bot_two_versions}) is None
-
-
-@pytest.fixture(scope="module", params=BACKENDS)
-def url(request, tmp_path_factory):
-    with database_url(request.param, tmp_path_factory.mktemp("db")) as url:
-        engine = sa.create_engine(url)
-        migrations.upgrade(engine)
-        engine.dispose()
-        yield url
-
-
-@pytest.fixture
-def db(url):
-    db = store.Database(url)
-    with db.write() as conn:
-        for table in reversed(store.metadata.sorted_tables):
-            conn.execute(table.delete())
-    yield db
-    db.dispose()
 
 
 def add_bots(db, n: int) -> list[int]:

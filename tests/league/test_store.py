@@ -12,31 +12,12 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import BACKENDS, database_url
+from support import empty_tables
 
 from arena.league import migrations, store
 from arena.league.ratings import MU0, SIGMA0, Skill, rate
 
 VARIANTS = ["papagra", "stripes"]
-
-
-@pytest.fixture(scope="module", params=BACKENDS)
-def url(request, tmp_path_factory):
-    with database_url(request.param, tmp_path_factory.mktemp("db")) as url:
-        engine = sa.create_engine(url)
-        migrations.upgrade(engine)
-        engine.dispose()
-        yield url
-
-
-@pytest.fixture
-def db(url):
-    db = store.Database(url)
-    with db.write() as conn:
-        for table in reversed(store.metadata.sorted_tables):
-            conn.execute(table.delete())
-    yield db
-    db.dispose()
 
 
 def record(winner: int | None, reason: str = "score", forfeit: bool = False) -> dict:
@@ -194,9 +175,7 @@ def test_two_deliveries_racing_record_one_result(db):
     )
 )
 def test_ratings_equal_a_replay_of_the_recorded_games(db, games):
-    with db.write() as conn:
-        for table in reversed(store.metadata.sorted_tables):
-            conn.execute(table.delete())
+    empty_tables(db)
     ids = add_bots(db, 4)
     skills = {v: Skill() for v in ids}
     for i, j, winner, stale in games:
