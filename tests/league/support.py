@@ -72,6 +72,58 @@ def empty_tables(db: Any) -> None:
             conn.execute(table.delete())
 
 
+@contextlib.contextmanager
+def sqlite_league(root: Path, **settings: Any) -> Iterator[Any]:
+    """A League (arena.league.service) on a fresh SQLite file in `root`, migrated, without a
+    server: `settings` are league.toml's keys (games: stripes unless given). Its database is
+    closed on exit."""
+    from arena.league import migrations, store
+    from arena.league.service import League
+    from arena.league.settings import settings_from_dict
+
+    url = f"sqlite:///{root / 'league.sqlite'}"
+    engine = sa.create_engine(url)
+    migrations.upgrade(engine)
+    engine.dispose()
+    db = store.Database(url)
+    try:
+        yield League(
+            settings_from_dict({"database": url, "games": ["stripes"], **settings}, root=root), db
+        )
+    finally:
+        db.dispose()
+
+
+@contextlib.contextmanager
+def page_client(league: Any) -> Iterator[Any]:
+    """Starlette's TestClient on trio over the league's pages and API (at http://league.test),
+    its lifespan running."""
+    from starlette.testclient import TestClient
+
+    from arena.league.web.app import create_app
+
+    with TestClient(create_app(league), base_url="http://league.test", backend="trio") as client:
+        yield client
+
+
+def csrf_of(html: str) -> str:
+    """The CSRF token of the first form in a page."""
+    m = re.search(r'name="csrf" value="([^"]+)"', html)
+    assert m, "no CSRF field in the page"
+    return m.group(1)
+
+
+def login(client: httpx.Client, token: str, next_: str = "/", expect: int = 303) -> httpx.Response:
+    """Log in through the /login form (with its CSRF token) as the pages' users do; the answer,
+    not followed, whose status must be `expect` (303: logged in and sent to `next_`)."""
+    csrf = csrf_of(client.get("/login").text)
+    resp = client.post(
+        "/login", data={"csrf": csrf, "token": token, "next": next_}, follow_redirects=False
+    )
+    assert resp.status_code == expect, resp.text
+    return resp
+
+
 def arena(
     *args: str, cwd: Path = ROOT, check: bool = True, **kw: Any
 ) -> subprocess.CompletedProcess:

@@ -11,20 +11,16 @@ import sys
 from pathlib import Path
 
 import pytest
-import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from starlette.testclient import TestClient
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from support import BOTS
+from support import BOTS, csrf_of, login, page_client, sqlite_league
 
-from arena.league import migrations, store
+from arena.league import store
 from arena.league.ratings import Skill, rate
 from arena.league.service import League
-from arena.league.settings import settings_from_dict
 from arena.league.web import pages
-from arena.league.web.app import create_app
 from tests.viewer.test_replay import random_record
 
 EVIL = "<img src=x onerror=alert(1)>"
@@ -36,14 +32,9 @@ class World:
     author, the validation's warnings, the referee's words and the logs all markup), five
     recorded stripes games between them (one a time forfeit), one queued."""
 
-    def __init__(self, root: Path) -> None:
-        url = f"sqlite:///{root / 'league.sqlite'}"
-        engine = sa.create_engine(url)
-        migrations.upgrade(engine)
-        engine.dispose()
-        self.db = store.Database(url)
-        settings = settings_from_dict({"database": url, "games": ["stripes", "papagra"]}, root=root)
-        self.league = League(settings, self.db)
+    def __init__(self, league: League) -> None:
+        self.league = league
+        self.db = league.db
         self.alice, self.alice_token = self.league.add_user("alice")
         self.bob, self.bob_token = self.league.add_user("bob")
         self.admin, self.admin_token = self.league.add_user("root", is_admin=True)
@@ -98,14 +89,13 @@ class World:
 
 @pytest.fixture
 def world(tmp_path):
-    w = World(tmp_path)
-    yield w
-    w.db.dispose()
+    with sqlite_league(tmp_path, games=["stripes", "papagra"]) as league:
+        yield World(league)
 
 
 @pytest.fixture
 def client(world):
-    with TestClient(create_app(world.league), base_url="http://league.test", backend="trio") as c:
+    with page_client(world.league) as c:
         yield c
 
 
@@ -113,16 +103,6 @@ def no_markup(html: str) -> None:
     """Nothing hostile came through as markup (each appears escaped where it is shown)."""
     assert EVIL not in html and SCRIPT not in html
     assert "<img" not in html and "<script>alert" not in html
-
-
-def csrf_of(html: str) -> str:
-    return re.search(r'name="csrf" value="([^"]+)"', html).group(1)
-
-
-def login(client: TestClient, token: str) -> None:
-    csrf = csrf_of(client.get("/login").text)
-    resp = client.post("/login", data={"csrf": csrf, "token": token}, follow_redirects=False)
-    assert resp.status_code == 303
 
 
 def cells(html: str, table_class: str) -> list[list[str]]:

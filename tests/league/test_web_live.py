@@ -11,15 +11,9 @@ from pathlib import Path
 
 import httpx
 import pytest
-import sqlalchemy as sa
-from starlette.testclient import TestClient
-from support import ROOT, Server, cli, make_league
+from support import ROOT, Server, cli, make_league, page_client, sqlite_league
 
-from arena.league import migrations, store
 from arena.league.live import LiveGames
-from arena.league.service import League
-from arena.league.settings import settings_from_dict
-from arena.league.web.app import create_app
 from arena.referee.clock import TimeControl
 from arena.referee.record import GameRecord
 from arena.viewer import replay_data
@@ -153,15 +147,8 @@ def watching(server: Server, game_id: int) -> int | None:
 
 @pytest.fixture
 def site(tmp_path):
-    url = f"sqlite:///{tmp_path / 'league.sqlite'}"
-    engine = sa.create_engine(url)
-    migrations.upgrade(engine)
-    engine.dispose()
-    db = store.Database(url)
-    league = League(settings_from_dict({"database": url, "games": ["stripes"]}, root=tmp_path), db)
-    with TestClient(create_app(league), base_url="http://league.test", backend="trio") as client:
+    with sqlite_league(tmp_path) as league, page_client(league) as client:
         yield client, league
-    db.dispose()
 
 
 def test_the_live_list_names_games_in_flight_escaped_and_remote_games_are_said(site):

@@ -13,7 +13,8 @@ reason), the bot's process is reaped every time, and the game is recorded as an 
 from __future__ import annotations
 
 import json
-import re
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -24,14 +25,13 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
-from support import BOTS
+from support import BOTS, csrf_of, login, page_client, sqlite_league
 
 from arena.league import migrations, store
 from arena.league.challenges import BrowserIO
 from arena.league.errors import LeagueError
 from arena.league.service import League
 from arena.league.settings import settings_from_dict
-from arena.league.web.app import create_app
 from arena.referee import GameRecord
 from arena.viewer import replay_data
 
@@ -39,31 +39,21 @@ from arena.viewer import replay_data
 MINI = {"name": "papagra", "label": "mini", "options": {"board": "square 3", "max_turns": 4}}
 
 
-def make(tmp_path: Path, **play: Any) -> League:
-    url = f"sqlite:///{tmp_path / 'league.sqlite'}"
-    engine = sa.create_engine(url)
-    migrations.upgrade(engine)
-    engine.dispose()
-    settings = settings_from_dict(
-        {
-            "database": url,
-            "games": [MINI, "stripes"],
-            "isolation": "process",
-            "play": {"clock": "60+1", **play},
-        },
-        root=tmp_path,
-    )
-    league = League(settings, store.Database(url))
-    league.add_user("alice")
-    league.add_house_bot("alice", BOTS / "random-py")
-    return league
+@contextmanager
+def make(tmp_path: Path, **play: Any) -> Iterator[League]:
+    """alice's random-py in a league that plays MINI and stripes."""
+    with sqlite_league(
+        tmp_path, games=[MINI, "stripes"], isolation="process", play={"clock": "60+1", **play}
+    ) as league:
+        league.add_user("alice")
+        league.add_house_bot("alice", BOTS / "random-py")
+        yield league
 
 
 @pytest.fixture
 def league(tmp_path):
-    league = make(tmp_path)
-    yield league
-    league.db.dispose()
+    with make(tmp_path) as league:
+        yield league
 
 
 def user(league: League, name: str = "alice") -> store.User:
@@ -141,19 +131,16 @@ async def test_a_page_that_reconnects_gets_the_whole_game_and_plays_on(league):
 
 
 async def test_a_browser_that_never_comes_back_resigns_after_the_grace(tmp_path):
-    league = make(tmp_path, disconnect_grace=0.5)
-    try:
+    with make(tmp_path, disconnect_grace=0.5) as league:
         async with league.challenges.running():
             alice = user(league)
             ch = await league.challenges.start(alice, "stripes", "random-py", "first", "60+1")
             with trio.fail_after(60):
                 await ch.done.wait()
         record = await league.record(ch.game_id)
-        assert record["result"]["reason"] == "resign" and record["result"]["winner"] == 1
-        assert record["result"]["detail"].endswith("resigned: the browser disconnected")
-        assert record["exits"][1] is not None
-    finally:
-        league.db.dispose()
+    assert record["result"]["reason"] == "resign" and record["result"]["winner"] == 1
+    assert record["result"]["detail"].endswith("resigned: the browser disconnected")
+    assert record["exits"][1] is not None
 
 
 async def test_a_server_that_stops_fails_the_game_and_reaps_the_bot(league):
@@ -218,23 +205,12 @@ async def test_a_double_click_on_start_starts_one_game(league):
 # --- through the websocket route ------------------------------------------------------------
 
 
-def csrf_of(html: str) -> str:
-    return re.search(r'name="csrf" value="([^"]+)"', html).group(1)
-
-
-def login(client: TestClient, token: str) -> None:
-    csrf = csrf_of(client.get("/login").text)
-    client.post("/login", data={"csrf": csrf, "token": token, "next": "/"})
-
-
 @pytest.fixture
 def site(tmp_path):
-    league = make(tmp_path)
-    _bob, token = league.add_user("bob")
-    with TestClient(create_app(league), base_url="http://league.test", backend="trio") as client:
+    with make(tmp_path) as league, page_client(league) as client:
+        _bob, token = league.add_user("bob")
         login(client, token)
         yield client, league
-    league.db.dispose()
 
 
 def test_the_form_starts_a_game_played_over_the_websocket(site):
@@ -410,7 +386,7 @@ def test_a_real_server_stopped_mid_game_fails_it_and_leaves_no_bot_behind(tmp_pa
     server = Server(d)
     try:
         web = httpx.Client(base_url=server.url, timeout=30)
-        web.post("/login", data={"csrf": csrf_of(web.get("/login").text), "token": token})
+        login(web, token)
         csrf = csrf_of(web.get("/play").text)
         start = web.post(
             "/play",

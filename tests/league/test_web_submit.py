@@ -9,43 +9,24 @@ import re
 import tarfile
 
 import pytest
-import sqlalchemy as sa
 from starlette.testclient import TestClient
-from support import BOTS
+from support import BOTS, csrf_of, login, page_client, sqlite_league
 
-from arena.league import migrations, store
+from arena.league import store
 from arena.league.archives import pack_bot_dir
-from arena.league.service import League
-from arena.league.settings import settings_from_dict
-from arena.league.web.app import create_app
 
 EVIL = "<script>alert(1)</script>"
 
 
 @pytest.fixture
 def site(tmp_path):
-    url = f"sqlite:///{tmp_path / 'league.sqlite'}"
-    engine = sa.create_engine(url)
-    migrations.upgrade(engine)
-    engine.dispose()
-    db = store.Database(url)
-    settings = {"database": url, "games": ["stripes"], "submissions": {"max_archive_mb": 1}}
-    league = League(settings_from_dict(settings, root=tmp_path), db)
-    _user, token = league.add_user("alice")
-    _other, other_token = league.add_user("bob")
-    with TestClient(create_app(league), base_url="http://league.test", backend="trio") as client:
+    with (
+        sqlite_league(tmp_path, submissions={"max_archive_mb": 1}) as league,
+        page_client(league) as client,
+    ):
+        _user, token = league.add_user("alice")
+        _other, other_token = league.add_user("bob")
         yield client, league, token, other_token
-    db.dispose()
-
-
-def csrf_of(html: str) -> str:
-    return re.search(r'name="csrf" value="([^"]+)"', html).group(1)
-
-
-def login(client: TestClient, token: str) -> None:
-    csrf = csrf_of(client.get("/login").text)
-    resp = client.post("/login", data={"csrf": csrf, "token": token}, follow_redirects=False)
-    assert resp.status_code == 303
 
 
 def post_archive(client: TestClient, data: bytes, csrf: str | None = None, **kw):
