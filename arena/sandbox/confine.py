@@ -3,7 +3,8 @@
 Every layer is a handful of system calls (through ctypes) made in `Confinement.enter`, which
 the forked child runs before it execs the bot (arena/sandbox/process.py, `_exec_child`): the
 child joins its cgroup, takes its rlimits,
-enters new mount and network namespaces, makes the whole filesystem read-only in one call
+enters new mount and network namespaces (or joins its uid's empty network namespace), makes
+the whole filesystem read-only in one call
 (`mount_setattr(2)` with `AT_RECURSIVE`), mounts its private tmpfs, drops every capability,
 switches to its own uid, sets `no_new_privs` and a parent-death signal, and only then execs
 the bot. So the bot is contained from its first instruction without a gate, and no helper
@@ -85,7 +86,7 @@ def libc() -> ctypes.CDLL:
     them on the handle, so the forked child never enters the dynamic loader (whose lock
     another thread may have held at the fork)."""
     lib = ctypes.CDLL(None, use_errno=True)
-    for name in ("unshare", "mount", "syscall", "prctl", "capset"):
+    for name in ("unshare", "setns", "mount", "syscall", "prctl", "capset"):
         getattr(lib, name)
     return lib
 
@@ -103,6 +104,10 @@ def _b(path: str) -> bytes:
 
 def unshare(flags: int) -> None:
     _check(libc().unshare(ctypes.c_int(flags)), "unshare")
+
+
+def setns(fd: int, nstype: int) -> None:
+    _check(libc().setns(ctypes.c_int(fd), ctypes.c_int(nstype)), "setns")
 
 
 def mount(source: str | None, target: str, fstype: str | None, flags: int, data: str | None):
@@ -230,6 +235,9 @@ class Confinement:
     rlimits: tuple[tuple[int, tuple[int, int]], ...] = ()
     cpu_affinity: tuple[int, ...] | None = None
     new_net: bool = False
+    #: with new_net: an empty network namespace to join (an open fd the child keeps until
+    #: then) instead of creating one; see process.NetnsCache
+    netns_fd: int | None = None
     new_mount: bool = False
     scratch: str | None = None  # gets a tmpfs of tmpfs_mb owned by `owner` (new_mount only)
     tmpfs_mb: int = 64
@@ -267,7 +275,12 @@ class Confinement:
             resource.setrlimit(res, limit)
         if self.cpu_affinity:
             os.sched_setaffinity(0, self.cpu_affinity)
-        flags = (CLONE_NEWNET if self.new_net else 0) | (CLONE_NEWNS if self.new_mount else 0)
+        join_net = self.new_net and self.netns_fd is not None
+        if join_net:
+            assert self.netns_fd is not None
+            setns(self.netns_fd, CLONE_NEWNET)
+        new_net = self.new_net and not join_net
+        flags = (CLONE_NEWNET if new_net else 0) | (CLONE_NEWNS if self.new_mount else 0)
         if flags:
             unshare(flags)
         if self.new_mount:

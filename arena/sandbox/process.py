@@ -12,7 +12,8 @@ Layers, each used when the machine gives it (`ProcessLauncher.describe()` says w
 - when the arena runs as root: a unique unprivileged uid per running bot (so a bot can signal
   neither the referee, nor its opponent, nor write the arena's files, and every process it
   leaves behind can be found by uid), no capabilities and no_new_privs;
-- no network: a new, empty network namespace unless Limits.network;
+- no network: an empty network namespace (its uid's, kept for its next bots) unless
+  Limits.network;
 - a new mount namespace in which everything is read-only but the bot's private tmpfs;
 - a parent-death signal: if the arena dies (even of SIGKILL), the kernel kills the bot.
 
@@ -269,6 +270,47 @@ class UidLease:
                     _mark(self._fd, self.CLEAN)
             os.close(self._fd)
             self._fd = None
+
+
+class NetnsCache:
+    """An empty network namespace per sandbox uid, kept (as an open fd) for the uid's next
+    bots in this arena process: creating a namespace costs a bot start about half a
+    millisecond (a loopback device, its sysctl tables) and its destruction as much again in a
+    kernel worker, for every bot.
+
+    Sharing is safe because a namespace only ever holds processes of its uid, and a uid runs
+    one bot at a time (its lease): the bot's first process joins it before exec, and nothing
+    of that uid can leave it or change it (no capabilities: loopback stays down, no address,
+    route, filter or sysctl can be set). What a bot leaves there (sockets, abstract socket
+    names) goes with its processes, and the next bot of the uid gets the uid only once all of
+    them are gone (UidLease). One per arena process, like `capabilities()`: the fds are
+    kernel handles tied to this process, not state of any run.
+    """
+
+    def __init__(self) -> None:
+        self._fds: dict[int, int] = {}
+
+    def get(self, uid: int) -> int | None:
+        return self._fds.get(uid)
+
+    def keep(self, uid: int, pid: int) -> None:
+        """Keep the network namespace bot `pid` (our unreaped child, past its exec, running
+        as `uid`) created, for the uid's next bots. Nothing if it is gone already."""
+        if uid in self._fds:
+            return
+        try:
+            fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
+        except OSError:
+            return
+        if fd < 3:  # the arena runs without standard streams: the child's dup2 would reuse it
+            os.close(fd)
+            return
+        self._fds[uid] = fd
+
+
+@functools.cache
+def netns_cache() -> NetnsCache:
+    return NetnsCache()
 
 
 def _mark(fd: int, text: bytes) -> None:
@@ -632,6 +674,8 @@ class ProcessLauncher(Launcher):
                     notes.append(f"no cgroup: {exc}")
             if not limits.network and not caps.netns:
                 notes.append("network not isolated")
+            new_net = not limits.network and caps.netns
+            netns = netns_cache() if new_net and lease is not None else None
             plan = Confinement(
                 parent_pid=os.getpid(),
                 cwd=str(cwd),
@@ -642,7 +686,8 @@ class ProcessLauncher(Launcher):
                     nproc=lease is not None,
                 ),
                 cpu_affinity=spec.cpu_affinity,
-                new_net=not limits.network and caps.netns,
+                new_net=new_net,
+                netns_fd=netns.get(lease.uid) if netns is not None and lease else None,
                 new_mount=caps.mountns,
                 scratch=str(scratch) if caps.mountns else None,
                 tmpfs_mb=limits.tmpfs_mb,
@@ -656,6 +701,8 @@ class ProcessLauncher(Launcher):
                 cap_last=_cap_last(),
             )
             child = await _Child.spawn(list(spec.command), scrubbed_env(spec, cwd, scratch), plan)
+            if netns is not None and lease is not None and plan.netns_fd is None:
+                netns.keep(lease.uid, child.pid)
         except BaseException as exc:
             if cgroup is not None:
                 cgroup.kill()
@@ -790,8 +837,11 @@ def _exec_child(
     try:
         for target, fd in enumerate(std):
             os.dup2(fd, target)
-        os.closerange(3, report)
-        os.closerange(report + 1, MAX_FD)
+        low = 3
+        for keep in sorted({report, plan.netns_fd or report}):
+            os.closerange(low, keep)
+            low = keep + 1
+        os.closerange(low, MAX_FD)
         for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # ignored by Python, not by the bot
             signal.signal(sig, signal.SIG_DFL)
         os.setsid()

@@ -87,6 +87,38 @@ async def test_no_network_by_default_and_network_on_request():
             assert await first_line(opened) != "lo,"
 
 
+@needs_uid
+@pytest.mark.skipif(not CAPS.netns, reason="no network namespaces here")
+async def test_a_uids_bots_take_turns_in_its_own_empty_network_namespace():
+    """A uid's network namespace serves its next bot (none is created per bot), never two
+    uids at once, and holds no network either way."""
+    script = (
+        "echo $(readlink /proc/self/ns/net) "
+        "$(tail -n +3 /proc/net/dev | cut -d: -f1 | tr -d ' ' | tr '\\n' ,); exec sleep 60"
+    )
+    spec = LaunchSpec("ns", ("sh", "-c", script))
+    launcher = ProcessLauncher()
+    me = os.readlink("/proc/self/ns/net")
+    seen: dict[int, list[str]] = {}
+    async with trio.open_nursery() as nursery:
+        for _ in range(3):
+            a = await launcher.start(spec, nursery)
+            b = await launcher.start(spec, nursery)  # at the same time: another uid
+            async with a, b:
+                assert isinstance(a, ProcessBot) and isinstance(b, ProcessBot)
+                assert a.uid != b.uid
+                for bot in (a, b):
+                    ns, devices = (await first_line(bot)).split()
+                    assert devices == "lo,"  # no other device
+                    assert ns != me
+                    assert bot.uid is not None
+                    seen.setdefault(bot.uid, []).append(ns)
+    # each uid kept one namespace across its bots, and no two uids shared one
+    assert all(len(set(v)) == 1 for v in seen.values()), seen
+    assert len({v[0] for v in seen.values()}) == len(seen), seen
+    assert max(len(v) for v in seen.values()) >= 2, seen  # a uid served several bots
+
+
 def variants() -> list:
     out = [pytest.param(CAPS, id="all-layers")]
     if CAPS.uids and CAPS.cgroups.usable:
