@@ -17,12 +17,14 @@ or lifted also updates, around that point only:
 - the described cells (point -> colour), a dict that describe() copies;
 - per colour, its groups as a union-find forest with each group's size and whether any stone
   of it touches three own stones (a branch): an add merges the groups it touches, a lift (rarer)
-  refills the pieces of its group from the lifted point's neighbours. `chain_sizes`, the plain
-  flood fill, stays as the definition the tests compare the forest with.
+  refills the pieces of its group from the lifted point's neighbours; and the sizes of the
+  groups that are chains, kept sorted. `chain_sizes`, the plain flood fill, stays as the
+  definition the tests compare the forest with.
 """
 
 from __future__ import annotations
 
+from bisect import insort
 from collections.abc import Mapping
 from itertools import compress
 from typing import Any
@@ -111,6 +113,8 @@ class Wrigglers(Game):
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)
         self.grid = square_grid(self.options["size"])
+        #: the removal of each point, as legal_actions() spells it
+        self.removals = tuple("-" + name for name in self.grid.names)
 
     def new_initial_state(self) -> WrigglersState:
         return WrigglersState(self)
@@ -152,7 +156,7 @@ class WrigglersState(State):
         "_removable",
         "_removed_last",
         "_result",
-        "_score_cache",
+        "_sizes",
         "_to_move",
         "_turns_played",
         "game",
@@ -182,8 +186,9 @@ class WrigglersState(State):
         self._last_action: str | None = None  # the previous turn's action, for pass-pass
         self._removed_last = [False, False]  # per seat: was their own last turn a removal
         self._result: Result | None = None
-        #: per seat, its chain sizes (largest first) until its stones change
-        self._score_cache: list[list[int] | None] = [None, None]
+        #: per seat, the sizes of its chains (groups that are no branch), smallest first:
+        #: updated with the groups, as sorting them all for every describe() cost more
+        self._sizes: tuple[list[int], list[int]] = ([], [])
 
     # --- board updates -----------------------------------------------------------------
     def _place(self, cell: int, seat: int) -> None:
@@ -199,6 +204,7 @@ class WrigglersState(State):
         parent = self._parent[seat]
         parent[cell] = cell
         groups = self._groups[seat]
+        sizes = self._sizes[seat]
         size = 1
         branch = nb[cell] > 2
         for n in self.grid.neighbours[cell]:
@@ -212,17 +218,23 @@ class WrigglersState(State):
                 root = self._find(parent, n)
                 if root != cell:
                     g_size, g_branch = groups.pop(root)
+                    if not g_branch:
+                        sizes.remove(g_size)
                     size += g_size
                     branch = branch or g_branch
                     parent[root] = cell
         groups[cell] = (size, branch)
-        self._score_cache[seat] = None
+        if not branch:
+            insort(sizes, size)
 
     def _lift(self, cell: int, seat: int) -> None:
         board = self._board
         parent = self._parent[seat]
         groups = self._groups[seat]
-        del groups[self._find(parent, cell)]
+        sizes = self._sizes[seat]
+        g_size, g_branch = groups.pop(self._find(parent, cell))
+        if not g_branch:
+            sizes.remove(g_size)
         board[cell] = 0
         del self._cells[self.grid.names[cell]]
         nb = self._nb[seat]
@@ -243,8 +255,9 @@ class WrigglersState(State):
         seen: set[int] = set()
         for start in self.grid.neighbours[cell]:
             if board[start] == mark and start not in seen:
-                groups[start] = self._refill(start, seat, seen)
-        self._score_cache[seat] = None
+                groups[start] = size, branch = self._refill(start, seat, seen)
+                if not branch:
+                    insort(sizes, size)
 
     def _refill(self, start: int, seat: int, seen: set[int]) -> tuple[int, bool]:
         """Make `start` the root of its group (a flood fill); the group's size and branch flag."""
@@ -305,7 +318,7 @@ class WrigglersState(State):
         seat = self._to_move
         out = list(compress(self.grid.names, self._addable[seat]))
         if self._can_remove(seat):
-            out += ["-" + name for name in compress(self.grid.names, self._removable[seat])]
+            out += compress(self.game.removals, self._removable[seat])
         if self.game.options["ludii_rules"] or not out:
             out.append("pass")
         return out
@@ -413,12 +426,7 @@ class WrigglersState(State):
 
     def chains(self, seat: int) -> list[int]:
         """The scoring chain sizes of `seat`, largest first (bots and describe use this)."""
-        sizes = self._score_cache[seat]
-        if sizes is None:
-            sizes = [size for size, branch in self._groups[seat].values() if not branch]
-            sizes.sort(reverse=True)
-            self._score_cache[seat] = sizes
-        return sizes[:]
+        return self._sizes[seat][::-1]
 
     def board(self) -> list[int]:
         """The points' contents by cell index (0 empty, seat + 1 a stone): a read-only view
@@ -430,10 +438,8 @@ class WrigglersState(State):
         return self._nb[seat]
 
     def _score(self, seat: int) -> int:
-        sizes = self._score_cache[seat]
-        if sizes is None:
-            sizes = self.chains(seat)
-        return score_of(sizes)
+        sizes = self._sizes[seat]  # smallest first
+        return sizes[-1] * sizes[-2] if len(sizes) >= 2 else 0
 
     def scores(self) -> tuple[int, int]:
         return (self._score(0), self._score(1))
@@ -511,5 +517,5 @@ class WrigglersState(State):
         st._last_action = self._last_action
         st._removed_last = self._removed_last[:]
         st._result = self._result
-        st._score_cache = self._score_cache[:]
+        st._sizes = (self._sizes[0][:], self._sizes[1][:])
         return st
