@@ -47,14 +47,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=None,
         help="seed given to both bots, 0 .. 2^63-1 (default: random)",
     )
-    p.add_argument(
-        "--option",
-        "-o",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="game option (repeatable), e.g. --option max_turns=100",
-    )
+    _game_option(p)
     p.add_argument(
         "--opening",
         metavar="TURNS",
@@ -149,6 +142,17 @@ def positive_int(text: str) -> int:
     return n
 
 
+def _game_option(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--option",
+        "-o",
+        action="append",
+        default=[],
+        metavar="KEY=VALUE",
+        help="game option (repeatable), e.g. --option max_turns=100",
+    )
+
+
 def _picture_options(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--html",
@@ -164,6 +168,34 @@ def _check_picture_paths(args: argparse.Namespace) -> None:
         check_writable(args.html, "--html")
     if args.svg and Path(args.svg).exists() and not Path(args.svg).is_dir():
         raise ArenaError(f"--svg {args.svg}: not a directory")
+
+
+def _check_outputs(args: argparse.Namespace) -> None:
+    """--record, --html and --svg of a game to be played: checked before it is, so that a path
+    that cannot be written costs no game."""
+    if args.record:
+        check_writable(args.record, "--record")
+    _check_picture_paths(args)
+
+
+def _write_outputs(record: GameRecord, args: argparse.Namespace) -> int:
+    """--record, --html and --svg of a played game, once its result is printed; the exit status:
+    1 when one could not be written (said on stderr), else 0."""
+    status = _write_record(record, args.record) if args.record else 0
+    try:
+        _write_pictures(record, args)
+    except OSError as e:
+        print(f"arena: error: cannot write {e.filename}: {e.strerror or e}", file=sys.stderr)
+        return 1
+    return status
+
+
+def heading(config: MatchConfig, colours: Sequence[str], names: Sequence[str]) -> str:
+    """The line above a game shown as it is played: who plays which colour, clock, seed."""
+    return (
+        f"{config.game}: {colours[0]} {names[0]} vs {colours[1]} {names[1]}, "
+        f"{config.time_control.describe()}, seed {config.seed}"
+    )
 
 
 def _write_pictures(record: GameRecord, args: argparse.Namespace) -> list[Path]:
@@ -265,9 +297,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         check_opening(args.game, options, opening)
     except OpeningError as e:
         raise ArenaError(f"--opening: {e}") from None
-    if args.record:
-        check_writable(args.record, "--record")
-    _check_picture_paths(args)
+    _check_outputs(args)
     limits = operator_limits(args.limit)
     bots = (load_bot(args.bot_a), load_bot(args.bot_b))
     for bot in bots:  # a bot that cannot start is an error, not a lost game
@@ -297,11 +327,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         print(f"  [{colours[ev.seat]} {names[ev.seat]} log] {ev.message}", file=out, flush=True)
 
     if show:
-        print(
-            f"{args.game}: {colours[0]} {names[0]} vs {colours[1]} {names[1]}, "
-            f"{config.time_control.describe()}, seed {seed}",
-            file=out,
-        )
+        print(heading(config, colours, names), file=out)
         if opening:
             print(f"opening: {format_opening(opening)}", file=out)
     record = _run(config, observer if show else None, on_log if show else None)
@@ -309,13 +335,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         print(json.dumps(record.summary(), ensure_ascii=False))
     else:
         print(result_line(record))
-    status = _write_record(record, args.record) if args.record else 0
-    try:
-        _write_pictures(record, args)
-    except OSError as e:
-        print(f"arena: error: cannot write {e.filename}: {e.strerror or e}", file=sys.stderr)
-        return 1
-    return status
+    return _write_outputs(record, args)
 
 
 def print_turn(ev: TurnEvent, colours: Sequence[str], names: Sequence[str], out: TextIO) -> None:

@@ -12,13 +12,13 @@ import sys
 from typing import TYPE_CHECKING, Any
 
 from arena.cli.match import (
-    _check_picture_paths,
+    _check_outputs,
+    _game_option,
     _picture_options,
     _run,
     _time_options,
-    _write_pictures,
-    _write_record,
-    check_writable,
+    _write_outputs,
+    heading,
     parse_options,
     print_turn,
     result_line,
@@ -52,9 +52,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--name", default="human", help="your name in the record (default: human)")
     _time_options(p)
     p.add_argument("--seed", type=int, default=None, help="seed given to the bot (default: random)")
-    p.add_argument(
-        "--option", "-o", action="append", default=[], metavar="KEY=VALUE", help="game option"
-    )
+    _game_option(p)
     p.add_argument("--record", metavar="FILE", help="write the game record (JSON) to FILE")
     _picture_options(p)
     p.set_defaults(func=cmd_play)
@@ -77,9 +75,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     make_game(args.game, options)
     if not args.name.strip():
         raise ArenaError("--name must not be empty")
-    if args.record:
-        check_writable(args.record, "--record")
-    _check_picture_paths(args)
+    _check_outputs(args)
 
     from arena.cli.terminal import TerminalIO
     from arena.referee import MatchConfig, RefereeFault, load_bot
@@ -103,21 +99,11 @@ def cmd_play(args: argparse.Namespace) -> int:
     def observer(ev: TurnEvent) -> None:
         print_turn(ev, colours, names, out)
 
-    print(
-        f"{args.game}: {colours[0]} {names[0]} vs {colours[1]} {names[1]}, "
-        f"{config.time_control.describe()}, seed {seed}",
-        file=out,
-    )
+    print(heading(config, colours, names), file=out)
     print(make_game(args.game, options).new_initial_state().render_text(), file=out, flush=True)
     try:
         record = _run(config, observer)
     except RefereeFault as e:  # the terminal failed under the seat (a closed output...)
         raise ArenaError(f"the game stopped: {e.__cause__ or e}") from None
     print(result_line(record), file=out)
-    status = _write_record(record, args.record) if args.record else 0
-    try:
-        _write_pictures(record, args)
-    except OSError as e:
-        print(f"arena: error: cannot write {e.filename}: {e.strerror or e}", file=sys.stderr)
-        return 1
-    return status
+    return _write_outputs(record, args)

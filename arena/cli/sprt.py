@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arena.cli.match import _time_control, _time_options, parse_options
+from arena.cli.match import _game_option, _time_control, _time_options, parse_options
 from arena.errors import ArenaError
 from arena.games import GAME_NAMES
 
@@ -58,14 +58,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=None, help="tournament seed (default: random)")
     p.add_argument("--opening-turns", type=int, default=2, help="random opening turns per pair (2)")
     p.add_argument("--openings", metavar="FILE", help="openings file (one opening per line)")
-    p.add_argument(
-        "--option",
-        "-o",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="game option (repeatable), e.g. --option max_turns=100",
-    )
+    _game_option(p)
     p.add_argument(
         "--results",
         metavar="FILE",
