@@ -53,6 +53,16 @@ class Terminal:
     def type(self, line: str) -> None:
         os.write(self.master, line.encode() + b"\n")
 
+    def __enter__(self) -> Terminal:
+        return self
+
+    def __exit__(self, exc_type: object, *_: object) -> None:
+        """The process is waited for (killed first when the test failed); its exit status is
+        `status`."""
+        if exc_type is not None:
+            self.proc.kill()
+        self.status = self.close()
+
     def close(self) -> int:
         try:
             return self.proc.wait(timeout=60)
@@ -65,11 +75,10 @@ class Terminal:
 
 def test_play_against_a_bot_in_a_terminal(tmp_path):
     record_path = tmp_path / "game.json"
-    term = Terminal(
+    with Terminal(
         [sys.executable, "-m", "arena", "play", "stripes", str(BOTS / "random-py"),
          "--seed", "3", "--tc", "300+1", "--record", str(record_path)]
-    )  # fmt: skip
-    try:
+    ) as term:  # fmt: skip
         # the board, with coordinates, before the first move
         term.expect(r"a b c d e f g h i j k l m\n")
         term.expect(r"You play red against random-py \(300\+1\)")
@@ -98,12 +107,7 @@ def test_play_against_a_bot_in_a_terminal(tmp_path):
         term.type("resign")
         term.expect(r"Game over\. You lose \(resign\)\.")
         term.expect(r"0-1  blue \(random-py\) wins by resign")
-    except BaseException:
-        term.proc.kill()
-        raise
-    finally:
-        status = term.close()
-    assert status == 0, term.text
+    assert term.status == 0, term.text
     record = GameRecord.load(record_path)
     assert record.result["reason"] == "resign" and record.result["winner"] == 1
     assert record.bots[0]["kind"] == "human"
@@ -123,23 +127,17 @@ def test_play_rejects_bad_input_before_the_game():
 
 
 def test_play_honours_the_time_control():
-    term = Terminal(
+    with Terminal(
         [sys.executable, "-m", "arena", "play", "wrigglers", str(BOTS / "random-py"),
          "--seat", "1", "--move-time", "0.5", "--seed", "2"]
-    )  # fmt: skip
-    try:
+    ) as term:  # fmt: skip
         term.expect(r"You play light against random-py \(0\.5s/turn\)")
         term.expect(r"Your turn 2; you have 0\.5 s\.")
         term.expect(r"light, turn 2 \(1 action\(s\) left\)> ")
         # nothing typed: the referee's clock runs out, as for a bot
         term.expect(r"Game over\. You lose \(time_forfeit\)\.")
         term.expect(r"1-0  dark \(random-py\) wins by time_forfeit")
-    except BaseException:
-        term.proc.kill()
-        raise
-    finally:
-        status = term.close()
-    assert status == 0, term.text
+    assert term.status == 0, term.text
 
 
 @pytest.mark.parametrize("stdin", ["devnull", "file"])
