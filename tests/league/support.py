@@ -124,6 +124,29 @@ def login(client: httpx.Client, token: str, next_: str = "/", expect: int = 303)
     return resp
 
 
+def add_bots(db: Any, n: int, variants: list[str]) -> list[int]:
+    """n bots (bot0, bot1, ...) of one owner, each an active version validated for `variants`:
+    their version ids. The archives are not there (for the store and the scheduler, which play
+    no game)."""
+    from arena.league import store
+
+    with db.write() as conn:
+        user = store.add_user(conn, "owner", "owner-token")
+        ids = []
+        for i in range(n):
+            v = store.add_version(
+                conn,
+                owner_id=user.id,
+                bot_name=f"bot{i}",
+                archive_sha256="0" * 64,
+                path=f"/bots/{i}",
+                manifest={"league_name": f"bot{i}"},
+            )
+            store.finish_validation(conn, v.id, {"passed": True}, True, variants)
+            ids.append(v.id)
+    return ids
+
+
 def arena(
     *args: str, cwd: Path = ROOT, check: bool = True, **kw: Any
 ) -> subprocess.CompletedProcess:

@@ -8,6 +8,7 @@ import random
 import trio
 from hypothesis import given
 from hypothesis import strategies as st
+from support import add_bots
 
 from arena.league import store
 from arena.league.executors.base import Outcome
@@ -75,31 +76,13 @@ def test_no_pairing_without_two_distinct_bots():
     assert plan_game(rng, Matchmaking(), ["stripes"], {}, {"stripes": one_bot_two_versions}) is None
 
 
-def add_bots(db, n: int) -> list[int]:
-    with db.write() as conn:
-        user = store.add_user(conn, "u", "t")
-        ids = []
-        for i in range(n):
-            v = store.add_version(
-                conn,
-                owner_id=user.id,
-                bot_name=f"b{i}",
-                archive_sha256="0" * 64,
-                path=f"/bots/{i}",
-                manifest={"league_name": f"b{i}"},
-            )
-            store.finish_validation(conn, v.id, {"passed": True}, True, VARIANTS)
-            ids.append(v.id)
-    return ids
-
-
 async def test_the_scheduler_waits_for_two_bots_then_makes_rated_games(db, tmp_path):
     settings = settings_from_dict({"games": VARIANTS, "opening_turns": 1}, root=tmp_path)
     scheduler = Scheduler(db, settings, seed=1)
     with trio.move_on_after(0.5) as idle:
         await scheduler.next_job()
     assert idle.cancelled_caught  # nothing to play with no bots
-    add_bots(db, 2)
+    add_bots(db, 2, VARIANTS)
     scheduler.wake()
     job = await scheduler.next_job()
     assert job.attempt == 1 and job.match["game"] in VARIANTS

@@ -12,7 +12,7 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import empty_tables
+from support import add_bots, empty_tables
 
 from arena.league import migrations, store
 from arena.league.ratings import MU0, SIGMA0, Skill, rate
@@ -29,24 +29,6 @@ def record(winner: int | None, reason: str = "score", forfeit: bool = False) -> 
         "turn_count": 7,
         "duration": 0.5,
     }
-
-
-def add_bots(db: store.Database, n: int) -> list[int]:
-    with db.write() as conn:
-        user = store.add_user(conn, f"u{n}", f"token{n}")
-        ids = []
-        for i in range(n):
-            v = store.add_version(
-                conn,
-                owner_id=user.id,
-                bot_name=f"bot{i}",
-                archive_sha256="0" * 64,
-                path=f"/bots/{i}",
-                manifest={"limits": {}},
-            )
-            store.finish_validation(conn, v.id, {"passed": True}, True, VARIANTS)
-            ids.append(v.id)
-    return ids
 
 
 def new_game(db, v0: int, v1: int, variant: str = "papagra") -> int:
@@ -85,7 +67,7 @@ def test_migrations_create_exactly_the_tables(url):
 
 
 def test_a_result_is_recorded_once_and_rated_once(db):
-    a, b = add_bots(db, 2)
+    a, b = add_bots(db, 2, VARIANTS)
     gid = new_game(db, a, b)
     c = claim(db, gid)
     assert c.attempt == 1 and c.versions == (a, b) and c.paths == ("/bots/0", "/bots/1")
@@ -104,7 +86,7 @@ def test_a_result_is_recorded_once_and_rated_once(db):
 
 
 def test_a_stale_attempt_changes_nothing(db):
-    a, b = add_bots(db, 2)
+    a, b = add_bots(db, 2, VARIANTS)
     gid = new_game(db, a, b)
     claim(db, gid)
     with db.write() as conn:
@@ -124,7 +106,7 @@ def test_a_stale_attempt_changes_nothing(db):
 
 
 def test_voids_fail_a_game_after_max_attempts_but_a_server_stop_never_does(db):
-    a, b = add_bots(db, 2)
+    a, b = add_bots(db, 2, VARIANTS)
     gid = new_game(db, a, b)
     for attempt in (1, 2):
         claim(db, gid)
@@ -142,7 +124,7 @@ def test_voids_fail_a_game_after_max_attempts_but_a_server_stop_never_does(db):
 
 
 def test_two_deliveries_racing_record_one_result(db):
-    a, b = add_bots(db, 2)
+    a, b = add_bots(db, 2, VARIANTS)
     gid = new_game(db, a, b)
     claim(db, gid)
     results: list[bool] = []
@@ -176,7 +158,7 @@ def test_two_deliveries_racing_record_one_result(db):
 )
 def test_ratings_equal_a_replay_of_the_recorded_games(db, games):
     empty_tables(db)
-    ids = add_bots(db, 4)
+    ids = add_bots(db, 4, VARIANTS)
     skills = {v: Skill() for v in ids}
     for i, j, winner, stale in games:
         if i == j:
@@ -201,7 +183,7 @@ def test_ratings_equal_a_replay_of_the_recorded_games(db, games):
 
 
 def test_a_new_version_inherits_mu_resets_sigma_and_retires_the_old_one(db):
-    a, b = add_bots(db, 2)
+    a, b = add_bots(db, 2, VARIANTS)
     gid = new_game(db, a, b)
     claim(db, gid)
     with db.write() as conn:
@@ -226,7 +208,7 @@ def test_a_new_version_inherits_mu_resets_sigma_and_retires_the_old_one(db):
 
 
 def test_a_failed_validation_keeps_the_active_version(db):
-    (a,) = add_bots(db, 1)
+    (a,) = add_bots(db, 1, VARIANTS)
     with db.write() as conn:
         owner = store.version(conn, a).owner_id
         v2 = store.add_version(
@@ -239,7 +221,7 @@ def test_a_failed_validation_keeps_the_active_version(db):
 
 
 def test_game_lists_filter_by_bot_variant_and_outcome_newest_first(db):
-    a, b, c = add_bots(db, 3)
+    a, b, c = add_bots(db, 3, VARIANTS)
     plan = [
         (a, b, 0, "papagra"),
         (b, c, 1, "stripes"),
