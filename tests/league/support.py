@@ -62,6 +62,33 @@ def database_url(backend: str, tmp: Path) -> Iterator[str]:
             yield url
 
 
+def database_fixtures() -> tuple[Any, Any]:
+    """The fixtures `url`, a database migrated once a module (the slow part) on each backend,
+    and `db`, that database emptied for each test; a module takes them with
+    `url, db = database_fixtures()`. (Not a tests/league/conftest.py: the tests of other
+    folders import their own conftest by that name.)"""
+    from arena.league import migrations, store
+
+    @pytest.fixture(scope="module", params=BACKENDS)
+    def url(
+        request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+    ) -> Iterator[str]:
+        with database_url(request.param, tmp_path_factory.mktemp("db")) as url:
+            engine = sa.create_engine(url)
+            migrations.upgrade(engine)
+            engine.dispose()
+            yield url
+
+    @pytest.fixture
+    def db(url: str) -> Iterator[Any]:
+        db = store.Database(url)
+        empty_tables(db)
+        yield db
+        db.dispose()
+
+    return url, db
+
+
 def empty_tables(db: Any) -> None:
     """Delete every row of the league's tables (children first), keeping the schema: a test's
     fresh start on a database migrated once for its module."""

@@ -8,7 +8,7 @@ import random
 import trio
 from hypothesis import given
 from hypothesis import strategies as st
-from support import add_bots
+from support import add_bots, database_fixtures
 
 from arena.league import store
 from arena.league.executors.base import Outcome
@@ -16,6 +16,7 @@ from arena.league.scheduler import Scheduler, plan_game
 from arena.league.settings import Matchmaking, settings_from_dict
 
 VARIANTS = ["papagra", "stripes"]
+url, db = database_fixtures()
 
 
 def cand(vid: int, bot: int, mu: float, games: int, idle: str | None = None) -> store.Candidate:
