@@ -28,7 +28,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-from collections.abc import Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -685,10 +685,18 @@ async def run_tournament(
         outcome = RunOutcome("complete", len(schedule), len(pending), results=str(config.results))
         outcome.dropped = {names[i]: why for i, why in broken.items()}
         outcome.skipped = skipped
-        progress.start(len(schedule), rows, names, len(pending))
+        # SIGINT/SIGTERM are caught from before the start line on: a Ctrl-C as soon as the run
+        # says it has started is a clean stop (status `stopped`), not an interrupt mid-set-up
+        signals = contextlib.ExitStack()
+        receiver = (
+            signals.enter_context(trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM))
+            if handle_signals
+            else None
+        )
         status = "failed"
         try:
-            stopped = await _play_all(run, pending, handle_signals, stop)
+            progress.start(len(schedule), rows, names, len(pending))
+            stopped = await _play_all(run, pending, receiver, stop)
             outcome.played, outcome.voided = run.played, run.voided
             outcome.unplayable = list(run.unplayable)
             outcome.sprt = run.sprt.state() if run.sprt else None
@@ -702,6 +710,7 @@ async def run_tournament(
                 status = "complete"
             outcome.status = status
         finally:
+            signals.close()
             progress.close()
             if run.remote is not None:
                 await trio.to_thread.run_sync(run.remote.close)
@@ -745,9 +754,13 @@ async def check_bots(specs: list[Any], isolation: str | None) -> dict[int, str]:
 
 
 async def _play_all(
-    run: _Run, pending: list[ScheduledGame], handle_signals: bool, stop: trio.Event | None
+    run: _Run,
+    pending: list[ScheduledGame],
+    signals: AsyncIterator[int] | None,
+    stop: trio.Event | None,
 ) -> bool:
-    """Run the workers over the pending games; True if stopped before the end."""
+    """Run the workers over the pending games; True if stopped before the end (a signal from
+    `signals`, or `stop`)."""
     concurrency = max(1, min(run.config.concurrency, len(pending) or 1))
     cores = _cores() if run.config.pin_cores and run.remote is None else []
     send, receive = trio.open_memory_channel[ScheduledGame](len(pending) or 1)
@@ -760,14 +773,12 @@ async def _play_all(
 
         async def watch_signals() -> None:
             nonlocal stopped
-            with trio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                async for _ in signals:
-                    stopped = True
-                    run.progress.message(
-                        "stopping: games in play are abandoned; run again to resume"
-                    )
-                    scope.cancel()
-                    return
+            assert signals is not None
+            async for _ in signals:
+                stopped = True
+                run.progress.message("stopping: games in play are abandoned; run again to resume")
+                scope.cancel()
+                return
 
         async def watch_event() -> None:
             nonlocal stopped
@@ -778,7 +789,7 @@ async def _play_all(
 
         if run.remote is not None:
             await outer.start(run.remote.run)
-        if handle_signals:
+        if signals is not None:
             outer.start_soon(watch_signals)
         if stop is not None:
             outer.start_soon(watch_event)
