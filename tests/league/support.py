@@ -207,9 +207,10 @@ def cli(*args: str) -> str:
     return out.getvalue()
 
 
-def make_league(directory: Path, database: str, **settings: str) -> Path:
-    """`arena league init` with the database URL, then settings overridden line by line."""
-    cli("league", "init", str(directory), "--database", database)
+def make_league(directory: Path, database: str | None = None, **settings: str) -> Path:
+    """`arena league init` with the database URL (default: its SQLite file in the directory),
+    then settings overridden line by line."""
+    cli("league", "init", str(directory), *(("--database", database) if database else ()))
     path = directory / "league.toml"
     text = path.read_text()
     for key, value in settings.items():
@@ -217,6 +218,35 @@ def make_league(directory: Path, database: str, **settings: str) -> Path:
         assert n == 1, key
     path.write_text(text)
     return directory
+
+
+def add_user(directory: Path, name: str) -> str:
+    """`arena league user add NAME`: the new user's API token."""
+    return cli("league", "user", "add", name, "-C", str(directory)).strip().splitlines()[-1]
+
+
+SLOW_BOT = """import time
+from protocol.sdk import run_bot
+
+def choose(turn, bot):
+    time.sleep({delay})
+    return bot.rng.choice(turn["legal"])
+
+raise SystemExit(run_bot(choose))
+"""
+
+
+def add_slow_bots(directory: Path, delay: float, owner: str = "op") -> None:
+    """Two house bots, slow-a and slow-b (owned by a new user `owner`), that wait `delay`
+    seconds a move and then play at random: a game between them lasts long enough to be
+    watched while it is played."""
+    add_user(directory, owner)
+    for name in ("slow-a", "slow-b"):
+        bot = directory.parent / name
+        bot.mkdir()
+        (bot / "bot.toml").write_text(f'name = "{name}"\ncommand = ["python3", "bot.py"]\n')
+        (bot / "bot.py").write_text(SLOW_BOT.format(delay=delay))
+        cli("league", "bot", "add", str(bot), "--owner", owner, "-C", str(directory))
 
 
 class Server:
@@ -258,6 +288,12 @@ class Server:
             base_url=self.url, timeout=30, event_hooks={"response": [self.openapi.hook]}
         )
 
+    def __enter__(self) -> Server:
+        return self
+
+    def __exit__(self, *_: object) -> None:
+        self.stop()
+
     def log(self) -> str:
         return (self.directory / "serve.err").read_text(errors="replace")
 
@@ -291,6 +327,49 @@ class Server:
 
     def kill(self) -> int:
         return self.stop(signal.SIGKILL)
+
+
+def driver_fixture(width: int = 1280, height: int = 1000) -> Any:
+    """A module-scoped `driver` fixture: one headless Chromium (the suite's `chromium`) for
+    the tests of a module; `driver = driver_fixture()` there."""
+
+    @pytest.fixture(scope="module")
+    def driver(chromium: Any) -> Iterator[Any]:
+        with chromium(width, height) as d:
+            yield d
+
+    return driver
+
+
+def wait(driver: Any, condition: Any, timeout: float, what: str) -> Any:
+    """WebDriverWait, failing with what the page and the browser said."""
+    from selenium.common.exceptions import TimeoutException
+    from selenium.webdriver.support.ui import WebDriverWait
+
+    try:
+        return WebDriverWait(driver, timeout, poll_frequency=0.05).until(condition, what)
+    except TimeoutException:
+        text = driver.find_element("tag name", "body").text[:1500]
+        raise AssertionError(
+            f"timed out waiting for {what} at {driver.current_url}:\n{text}\n"
+            f"console: {driver.get_log('browser')}"
+        ) from None
+
+
+def console_errors(driver: Any) -> list[dict]:
+    """SEVERE console entries but the missing favicon (not a page of ours)."""
+    logs = driver.get_log("browser")
+    return [e for e in logs if e["level"] == "SEVERE" and "favicon.ico" not in e["message"]]
+
+
+def browser_login(driver: Any, server: Server, path: str, token: str) -> None:
+    """Open a page that needs a user: sent to the login form, log in with the API token, and
+    be back on the page."""
+    driver.get(f"{server.url}{path}")
+    assert "/login" in driver.current_url, driver.current_url  # the page needs a user
+    driver.find_element("id", "token").send_keys(token)
+    driver.find_element("id", "login").click()
+    wait(driver, lambda d: d.current_url.endswith(path), 20, f"back on {path}")
 
 
 class OpenAPIChecker:

@@ -10,7 +10,7 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from support import ROOT, Server, arena, cli, make_league
+from support import ROOT, Server, add_user, arena, make_league
 
 pytestmark = pytest.mark.slow
 
@@ -29,17 +29,10 @@ raise SystemExit(run_bot(choose, name="crashy"))
 
 @pytest.fixture
 def served(tmp_path: Path):
-    d = make_league(
-        tmp_path / "league",
-        f"sqlite:///{tmp_path / 'league.sqlite'}",
-        games='["papagra", "stripes"]',
-    )
-    token = cli("league", "user", "add", "dana", "-C", str(d)).strip()
-    server = Server(d)
-    try:
+    d = make_league(tmp_path / "league", games='["papagra", "stripes"]')
+    token = add_user(d, "dana")
+    with Server(d) as server:
         yield server, token
-    finally:
-        server.stop()
 
 
 def test_submit_and_wait_for_validation(served, tmp_path: Path) -> None:

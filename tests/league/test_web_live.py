@@ -11,45 +11,22 @@ from pathlib import Path
 
 import httpx
 import pytest
-from support import ROOT, Server, cli, make_league, page_client, sqlite_league
+from support import ROOT, Server, add_slow_bots, make_league, page_client, sqlite_league
 
 from arena.league.live import LiveGames
 from arena.referee.clock import TimeControl
 from arena.referee.record import GameRecord
 from arena.viewer import replay_data
 
-SLOW_BOT = """import time
-from protocol.sdk import run_bot
-
-def choose(turn, bot):
-    time.sleep(0.08)
-    return bot.rng.choice(turn["legal"])
-
-raise SystemExit(run_bot(choose))
-"""
-
 
 @pytest.fixture
 def served(tmp_path: Path):
     d = make_league(
-        tmp_path / "league",
-        f"sqlite:///{tmp_path / 'league.sqlite'}",
-        games='["stripes"]',
-        concurrency="1",
-        time_control='"60+1"',
+        tmp_path / "league", games='["stripes"]', concurrency="1", time_control='"60+1"'
     )
-    cli("league", "user", "add", "op", "-C", str(d))
-    for name in ("slow-a", "slow-b"):
-        bot = tmp_path / name
-        bot.mkdir()
-        (bot / "bot.toml").write_text(f'name = "{name}"\ncommand = ["python3", "bot.py"]\n')
-        (bot / "bot.py").write_text(SLOW_BOT)
-        cli("league", "bot", "add", str(bot), "--owner", "op", "-C", str(d))
-    server = Server(d)
-    try:
+    add_slow_bots(d, 0.08)
+    with Server(d) as server:
         yield server
-    finally:
-        server.stop()
 
 
 def read_events(response: httpx.Response):

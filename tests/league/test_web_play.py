@@ -377,11 +377,10 @@ def test_a_real_server_stopped_mid_game_fails_it_and_leaves_no_bot_behind(tmp_pa
     import signal
 
     import httpx
-    from support import Server, cli, make_league
+    from support import Server, add_user, cli, make_league
 
-    d = make_league(tmp_path / "league", f"sqlite:///{tmp_path / 'league.sqlite'}",
-                    games='["stripes"]')  # fmt: skip
-    token = cli("league", "user", "add", "ada", "-C", str(d)).strip().splitlines()[-1]
+    d = make_league(tmp_path / "league", games='["stripes"]')
+    token = add_user(d, "ada")
     cli("league", "bot", "add", str(BOTS / "random-py"), "--owner", "ada", "-C", str(d))
     server = Server(d)
     try:
@@ -401,7 +400,7 @@ def test_a_real_server_stopped_mid_game_fails_it_and_leaves_no_bot_behind(tmp_pa
     finally:
         assert server.stop(signal.SIGTERM) == 0
     assert bot_processes(d) == []  # reaped before the server exited
-    db = store.Database(f"sqlite:///{tmp_path / 'league.sqlite'}")
+    db = store.Database(f"sqlite:///{d / 'league.sqlite'}")
     try:
         with db.read() as conn:
             row = conn.execute(sa.select(store.games).where(store.games.c.id == game_id)).one()

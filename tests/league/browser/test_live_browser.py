@@ -18,28 +18,24 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from support import BOTS, Server, cli, make_league
+from support import (
+    BOTS,
+    Server,
+    add_slow_bots,
+    add_user,
+    browser_login,
+    console_errors,
+    driver_fixture,
+    make_league,
+    wait,
+)
 
 from arena.league.archives import pack_bot_dir
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
-SLOW_BOT = """import time
-from protocol.sdk import run_bot
-
-def choose(turn, bot):
-    time.sleep(0.15)
-    return bot.rng.choice(turn["legal"])
-
-raise SystemExit(run_bot(choose))
-"""
-
-
-@pytest.fixture(scope="module")
-def driver(chromium) -> Iterator[object]:
-    with chromium(1280, 1000) as d:
-        yield d
+driver = driver_fixture()
 
 
 @pytest.fixture(scope="module")
@@ -47,7 +43,6 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, s
     tmp = tmp_path_factory.mktemp("live-league")
     d = make_league(
         tmp / "league",
-        f"sqlite:///{tmp / 'league.sqlite'}",
         games='["stripes"]',
         concurrency="1",
         time_control='"60+1"',
@@ -55,51 +50,17 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, s
         # generous: on a loaded machine random-py must not forfeit its validation on time
         validation_time_control='"30+1"',
     )
-    cli("league", "user", "add", "op", "-C", str(d))
-    token = cli("league", "user", "add", "dana", "-C", str(d)).strip().splitlines()[-1]
-    for name in ("slow-a", "slow-b"):
-        bot = tmp / name
-        bot.mkdir()
-        (bot / "bot.toml").write_text(f'name = "{name}"\ncommand = ["python3", "bot.py"]\n')
-        (bot / "bot.py").write_text(SLOW_BOT)
-        cli("league", "bot", "add", str(bot), "--owner", "op", "-C", str(d))
-    server = Server(d)
-    try:
+    add_slow_bots(d, 0.15)
+    token = add_user(d, "dana")
+    with Server(d) as server:
         yield server, token
-    finally:
-        server.stop()
-
-
-def wait(driver, condition, timeout: float, what: str):
-    """WebDriverWait, failing with what the page and the browser said."""
-    from selenium.common.exceptions import TimeoutException
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    try:
-        return WebDriverWait(driver, timeout, poll_frequency=0.1).until(condition, what)
-    except TimeoutException:
-        text = driver.find_element("tag name", "body").text[:1500]
-        raise AssertionError(
-            f"timed out waiting for {what} at {driver.current_url}:\n{text}\n"
-            f"console: {driver.get_log('browser')}"
-        ) from None
-
-
-def console_errors(driver) -> list[dict]:
-    """SEVERE console entries but the missing favicon (not a page of ours)."""
-    logs = driver.get_log("browser")
-    return [e for e in logs if e["level"] == "SEVERE" and "favicon.ico" not in e["message"]]
 
 
 def test_log_in_submit_and_see_the_validation_and_the_leaderboard(driver, league, tmp_path):
     from selenium.webdriver.common.by import By
 
     server, token = league
-    driver.get(f"{server.url}/submit")
-    assert "/login" in driver.current_url  # the form needs a user
-    driver.find_element(By.ID, "token").send_keys(token)
-    driver.find_element(By.ID, "login").click()
-    wait(driver, lambda d: d.current_url.endswith("/submit"), 20, "back on the submit form")
+    browser_login(driver, server, "/submit", token)
     # a file that is no archive: refused on the form, in words
     junk = tmp_path / "notes.txt"
     junk.write_text("<b>not an archive</b>")

@@ -15,14 +15,14 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from support import BOTS, Server, cli, make_league
-from test_live_browser import console_errors, driver, wait  # noqa: F401 (the fixture)
+from support import BOTS, Server, cli, console_errors, driver_fixture, make_league, wait
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 #: finished games the league plays before the pages are opened
 GAMES = 3
+
+driver = driver_fixture()
 
 
 @pytest.fixture(scope="module")
@@ -30,7 +30,6 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     tmp = tmp_path_factory.mktemp("pages-league")
     d = make_league(
         tmp / "league",
-        f"sqlite:///{tmp / 'league.sqlite'}",
         games='["stripes"]',
         concurrency="1",
         time_control='"20+0.2"',
@@ -43,23 +42,20 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
         manifest = bot / "bot.toml"
         manifest.write_text(re.sub(r'(?m)^name = ".*"$', f'name = "{name}"', manifest.read_text()))
         cli("league", "bot", "add", str(bot), "--owner", "op", "-C", str(d))
-    server = Server(d)
-    try:
+    with Server(d) as server:
         server.wait_for(
             lambda: len(server.get("/api/v1/games").json()["items"]) >= GAMES,
             90,
             f"{GAMES} games recorded",
         )
         yield server
-    finally:
-        server.stop()
 
 
 def board_html(d) -> str:
     return d.execute_script("return document.querySelector('.arena-board').innerHTML;")
 
 
-def test_leaderboard_bot_and_game_pages_and_the_replay_steps(driver, league, tmp_path):  # noqa: F811
+def test_leaderboard_bot_and_game_pages_and_the_replay_steps(driver, league, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 

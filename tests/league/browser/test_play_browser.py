@@ -20,7 +20,17 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from support import BOTS, Server, cli, make_league
+from support import (
+    BOTS,
+    Server,
+    add_user,
+    browser_login,
+    cli,
+    console_errors,
+    driver_fixture,
+    make_league,
+    wait,
+)
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -31,34 +41,16 @@ GAMES = (
 )
 
 
-@pytest.fixture(scope="module")
-def driver(chromium) -> Iterator[object]:
-    with chromium(1280, 1000) as d:
-        yield d
+driver = driver_fixture()
 
 
 @pytest.fixture(scope="module")
 def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, str]]:
-    tmp = tmp_path_factory.mktemp("play-league")
-    d = make_league(tmp / "league", f"sqlite:///{tmp / 'league.sqlite'}", games=GAMES)
-    token = cli("league", "user", "add", "ada", "-C", str(d)).strip().splitlines()[-1]
+    d = make_league(tmp_path_factory.mktemp("play-league") / "league", games=GAMES)
+    token = add_user(d, "ada")
     cli("league", "bot", "add", str(BOTS / "random-py"), "--owner", "ada", "-C", str(d))
-    server = Server(d)
-    try:
+    with Server(d) as server:
         yield server, token
-    finally:
-        server.stop()
-
-
-def wait(driver, condition, timeout: float, what: str):
-    from selenium.webdriver.support.ui import WebDriverWait
-
-    return WebDriverWait(driver, timeout, poll_frequency=0.05).until(condition, what)
-
-
-def console_errors(driver) -> list[dict]:
-    logs = driver.get_log("browser")
-    return [e for e in logs if e["level"] == "SEVERE" and "favicon.ico" not in e["message"]]
 
 
 def state(driver) -> tuple[str, str]:
@@ -79,11 +71,7 @@ def test_play_a_whole_game_against_random_py_by_clicking(driver, league, tmp_pat
     from selenium.webdriver.common.by import By
 
     server, token = league
-    driver.get(f"{server.url}/play")
-    assert "/login" in driver.current_url  # playing needs a user
-    driver.find_element(By.ID, "token").send_keys(token)
-    driver.find_element(By.ID, "login").click()
-    wait(driver, lambda d: d.find_elements(By.ID, "bot"), 20, "back on the play form")
+    browser_login(driver, server, "/play", token)
     assert "random-py" in driver.find_element(By.ID, "bot").text
     assert driver.find_element(By.ID, "variant").get_attribute("value") == "papagra-mini"
     driver.save_screenshot(str(tmp_path / "play-form.png"))
