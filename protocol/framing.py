@@ -239,22 +239,19 @@ class Decoder:
         cap = self.max_message_bytes
         out: list[dict[str, Any]] = []
         buf = self._buf
+        if not buf and data.endswith(b"\n"):
+            # the usual case, whole lines and nothing pending: no copy into the buffer
+            lines = data.split(b"\n")
+            lines.pop()
+            self._json_lines(lines, out)
+            return out
         if b"\n" not in data:
             buf += data
         else:
             buf += data
             lines = buf.split(b"\n")
             rest = lines.pop()
-            for line in lines:
-                if len(line) > cap:
-                    raise ProtocolError(
-                        f"message of {len(line)} bytes exceeds the cap of {cap} bytes", line
-                    )
-                if line.endswith(b"\r"):
-                    line = line[:-1]
-                if not line.strip():
-                    continue  # blank lines are tolerated between messages
-                out.append(_json_message(bytes(line)))
+            self._json_lines(lines, out)
             self._buf = buf = bytearray(rest)
         if len(buf) > cap:
             raise ProtocolError(
@@ -271,6 +268,19 @@ class Decoder:
                 buf,
             )
         return out
+
+    def _json_lines(self, lines: list[bytes] | list[bytearray], out: list[dict[str, Any]]) -> None:
+        cap = self.max_message_bytes
+        for line in lines:
+            if len(line) > cap:
+                raise ProtocolError(
+                    f"message of {len(line)} bytes exceeds the cap of {cap} bytes", line
+                )
+            if line.endswith(b"\r"):
+                line = line[:-1]
+            if not line.strip():
+                continue  # blank lines are tolerated between messages
+            out.append(_json_message(bytes(line)))
 
 
 #: the bytes a JSON value can start with (after whitespace)
