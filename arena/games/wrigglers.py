@@ -12,8 +12,8 @@ The referee asks for the position (with both colours' chains) and often the lega
 turn, and a scan of a 19x19 board in Python was most of its time per turn, so each stone added
 or lifted also updates, around that point only:
 
-- per colour, which points are legal adds and removals (bytearrays of flags), from which
-  `legal_actions` is picked by `itertools.compress` at C speed;
+- per colour, which points are legal adds and removals (bytearrays of flags), and the legal
+  adds as a list in board order, which `legal_actions` copies;
 - the described cells (point -> colour), a dict that describe() copies;
 - per colour, its groups as a union-find forest with each group's size and whether any stone
   of it touches three own stones (a branch): an add merges the groups it touches, a lift (rarer)
@@ -24,7 +24,7 @@ or lifted also updates, around that point only:
 
 from __future__ import annotations
 
-from bisect import insort
+from bisect import bisect_left, insort
 from collections.abc import Mapping
 from itertools import compress
 from typing import Any
@@ -146,6 +146,8 @@ class WrigglersState(State):
     """A position: stones, per-colour neighbour counts, whose turn, and the pass history."""
 
     __slots__ = (
+        "_add_cells",
+        "_add_names",
         "_addable",
         "_board",
         "_cells",
@@ -174,6 +176,10 @@ class WrigglersState(State):
         # per seat: 1 where adding (an empty point touching <= 2 own stones) is legal, and
         # where removing (an own stone touching >= 3 own stones) is, as the rules stand
         self._addable = (bytearray(b"\x01") * n, bytearray(b"\x01") * n)
+        # per seat, the points flagged in `_addable`, in board order: their indices, and their
+        # names (legal_actions copies these; picking them from the flags cost more per turn)
+        self._add_cells = (list(range(n)), list(range(n)))
+        self._add_names = (list(self.grid.names), list(self.grid.names))
         self._removable = (bytearray(n), bytearray(n))
         #: the stones as describe() lists them (point name -> colour), in the order they were
         #: placed: kept up to date stone by stone, a scan for it cost more than the rest of a turn
@@ -196,9 +202,10 @@ class WrigglersState(State):
         board[cell] = seat + 1
         self._cells[self.grid.names[cell]] = _CONTENT[seat]
         nb = self._nb[seat]
-        addable = self._addable[seat]
+        set_addable = self._set_addable
         removable = self._removable[seat]
-        self._addable[1 - seat][cell] = addable[cell] = 0
+        set_addable(1 - seat, cell, False)
+        set_addable(seat, cell, False)
         removable[cell] = nb[cell] >= 3
         mark = seat + 1
         parent = self._parent[seat]
@@ -211,7 +218,8 @@ class WrigglersState(State):
             k = nb[n] = nb[n] + 1
             v = board[n]
             if v == 0:
-                addable[n] = k <= 2
+                if k == 3:  # it touched two before: no longer addable
+                    set_addable(seat, n, False)
             elif v == mark:
                 removable[n] = k >= 3
                 branch = branch or k > 2
@@ -238,17 +246,18 @@ class WrigglersState(State):
         board[cell] = 0
         del self._cells[self.grid.names[cell]]
         nb = self._nb[seat]
-        addable = self._addable[seat]
+        set_addable = self._set_addable
         self._removable[seat][cell] = 0
-        addable[cell] = nb[cell] <= 2
-        self._addable[1 - seat][cell] = self._nb[1 - seat][cell] <= 2
+        set_addable(seat, cell, nb[cell] <= 2)
+        set_addable(1 - seat, cell, self._nb[1 - seat][cell] <= 2)
         removable = self._removable[seat]
         mark = seat + 1
         for n in self.grid.neighbours[cell]:
             k = nb[n] = nb[n] - 1
             v = board[n]
             if v == 0:
-                addable[n] = k <= 2
+                if k == 2:  # it touched three before: addable again
+                    set_addable(seat, n, True)
             elif v == mark:
                 removable[n] = k >= 3
         # the lifted stone's group falls apart into the pieces around it: refill each
@@ -258,6 +267,21 @@ class WrigglersState(State):
                 groups[start] = size, branch = self._refill(start, seat, seen)
                 if not branch:
                     insort(sizes, size)
+
+    def _set_addable(self, seat: int, cell: int, flag: bool) -> None:
+        """Flag `cell` as an add `seat` may (or may not) make, and keep the lists in step."""
+        addable = self._addable[seat]
+        if addable[cell] == flag:
+            return
+        addable[cell] = flag
+        cells = self._add_cells[seat]
+        i = bisect_left(cells, cell)
+        if flag:
+            cells.insert(i, cell)
+            self._add_names[seat].insert(i, self.grid.names[cell])
+        else:
+            del cells[i]
+            del self._add_names[seat][i]
 
     def _refill(self, start: int, seat: int, seen: set[int]) -> tuple[int, bool]:
         """Make `start` the root of its group (a flood fill); the group's size and branch flag."""
@@ -304,11 +328,11 @@ class WrigglersState(State):
 
     def _has_stone_action(self, seat: int) -> str | None:
         """The first add or remove available to `seat` (for the pass check's message)."""
-        names = self.grid.names
-        for name in compress(names, self._addable[seat]):
-            return name
+        adds = self._add_names[seat]
+        if adds:
+            return adds[0]
         if self._can_remove(seat):
-            for name in compress(names, self._removable[seat]):
+            for name in compress(self.grid.names, self._removable[seat]):
                 return "-" + name
         return None
 
@@ -316,7 +340,7 @@ class WrigglersState(State):
         if self._result is not None:
             return []
         seat = self._to_move
-        out = list(compress(self.grid.names, self._addable[seat]))
+        out = self._add_names[seat][:]
         if self._can_remove(seat):
             out += compress(self.game.removals, self._removable[seat])
         if self.game.options["ludii_rules"] or not out:
@@ -508,6 +532,8 @@ class WrigglersState(State):
         st._board = self._board[:]
         st._nb = (self._nb[0][:], self._nb[1][:])
         st._addable = (self._addable[0][:], self._addable[1][:])
+        st._add_cells = (self._add_cells[0][:], self._add_cells[1][:])
+        st._add_names = (self._add_names[0][:], self._add_names[1][:])
         st._removable = (self._removable[0][:], self._removable[1][:])
         st._cells = self._cells.copy()
         st._parent = (self._parent[0][:], self._parent[1][:])
