@@ -41,6 +41,18 @@ async def first_line(bot: ProcessBot) -> str:
     return data.decode().splitlines()[0].strip()
 
 
+async def run_to_end(spec: LaunchSpec) -> tuple[str, str]:
+    """Start the bot and read its stdout to the end: all it wrote, and its stderr's tail."""
+    async with trio.open_nursery() as nursery:
+        bot = await ProcessLauncher().start(spec, nursery)
+        async with bot:
+            out = b""
+            with trio.fail_after(60):
+                while chunk := await bot.stdout.receive_some(4096):
+                    out += chunk
+    return out.decode(), bot.stderr_tail()
+
+
 def alive(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as f:
@@ -191,26 +203,16 @@ async def test_the_largest_open_files_limit_starts():
 
     top = BOUNDS["open_files"][1]
     spec = LaunchSpec("many", ("sh", "-c", "ulimit -n"), limits=Limits(open_files=top))
-    async with trio.open_nursery() as nursery:
-        bot = await ProcessLauncher().start(spec, nursery)
-        async with bot:
-            out = b""
-            while chunk := await bot.stdout.receive_some(4096):
-                out += chunk
+    out, _ = await run_to_end(spec)
     own = resource.getrlimit(resource.RLIMIT_NOFILE)[1]
-    assert int(out.decode()) == min(top, own)
+    assert int(out) == min(top, own)
 
 
 async def test_rlimits_apply_to_the_bot():
     script = "ulimit -n; ulimit -c; ulimit -f"
     spec = LaunchSpec("ulimit", ("sh", "-c", script), limits=Limits(open_files=77, file_size_mb=2))
-    async with trio.open_nursery() as nursery:
-        bot = await ProcessLauncher().start(spec, nursery)
-        async with bot:
-            out = b""
-            while chunk := await bot.stdout.receive_some(4096):
-                out += chunk
-    nofile, core, fsize = out.decode().split()
+    out, _ = await run_to_end(spec)
+    nofile, core, fsize = out.split()
     assert nofile == "77"
     assert core == "0"
     assert int(fsize) * 512 == 2 * 1024 * 1024  # sh reports 512-byte blocks
@@ -232,13 +234,8 @@ async def test_filesystem_is_read_only_but_the_private_tmpdir(world: Path):
         f"echo x > {world}/theirs 2>/dev/null && echo wrote || echo refused; "
         "echo y > /dev/null && echo devnull-ok"
     )
-    async with trio.open_nursery() as nursery:
-        bot = await ProcessLauncher().start(LaunchSpec("fs", ("sh", "-c", script)), nursery)
-        async with bot:
-            out = b""
-            while chunk := await bot.stdout.receive_some(4096):
-                out += chunk
-    assert out.decode().split() == ["ok", "refused", "devnull-ok"], bot.stderr_tail()
+    out, stderr = await run_to_end(LaunchSpec("fs", ("sh", "-c", script)))
+    assert out.split() == ["ok", "refused", "devnull-ok"], stderr
     assert not await trio.Path(world / "theirs").exists()
 
 
@@ -252,14 +249,9 @@ async def test_private_tmpdir_is_a_small_tmpfs_and_the_default_cwd():
         'df -k "$TMPDIR" | tail -n 1'
     )
     spec = LaunchSpec("tmp", ("sh", "-c", script), limits=Limits(tmpfs_mb=2))
-    async with trio.open_nursery() as nursery:
-        bot = await ProcessLauncher().start(spec, nursery)
-        async with bot:
-            out = b""
-            while chunk := await bot.stdout.receive_some(4096):
-                out += chunk
-    lines = out.decode().splitlines()
-    assert lines[:2] == ["hi", "full"], (lines, bot.stderr_tail())
+    out, stderr = await run_to_end(spec)
+    lines = out.splitlines()
+    assert lines[:2] == ["hi", "full"], (lines, stderr)
     assert lines[2].split()[1] == "2048"  # 1K-blocks of the tmpfs
 
 
