@@ -195,28 +195,20 @@ def test_a_manifest_can_only_lower_the_operators_limits(tmp_path):
     assert load_bot("sh -c true").launch_spec(ceiling=generous).limits == generous
 
 
-@given(
-    ask=st.fixed_dictionaries(
-        {},
-        optional={
-            "memory_mb": st.integers(1, 1 << 20),
-            "cpu_seconds": st.integers(1, 1 << 20),
-            "processes": st.integers(1, 1 << 15),
-            "open_files": st.integers(1, 1 << 20),
-            "network": st.booleans(),
-        },
-    ),
-    cap=st.fixed_dictionaries(
-        {},
-        optional={
-            "memory_mb": st.integers(1, 1 << 20),
-            "cpu_seconds": st.integers(1, 1 << 20),
-            "processes": st.integers(1, 1 << 15),
-            "open_files": st.integers(1, 1 << 20),
-            "network": st.booleans(),
-        },
-    ),
+#: some of a manifest's [limits] (or an operator's ceiling), each within its bounds
+LIMITS = st.fixed_dictionaries(
+    {},
+    optional={
+        "memory_mb": st.integers(1, 1 << 20),
+        "cpu_seconds": st.integers(1, 1 << 20),
+        "processes": st.integers(1, 1 << 15),
+        "open_files": st.integers(1, 1 << 20),
+        "network": st.booleans(),
+    },
 )
+
+
+@given(ask=LIMITS, cap=LIMITS)
 def test_capped_limits_never_exceed_the_ceiling_nor_the_request(ask, cap):
     request, ceiling = Limits.requested(**ask), Limits(**cap)
     got = request.capped_by(ceiling)

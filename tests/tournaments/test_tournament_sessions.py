@@ -14,6 +14,14 @@ from arena.tournaments.runner import run_tournament
 from arena.tournaments.store import Store
 
 ROOT = Path(__file__).resolve().parents[2]
+#: two entries of bots/random-c, which offers sessions
+TWO_BOTS = f"""[[bots]]
+path = "{ROOT / "bots" / "random-c"}"
+name = "c1"
+[[bots]]
+path = "{ROOT / "bots" / "random-c"}"
+name = "c2"
+"""
 
 
 def processes_running(path: Path) -> list[int]:
@@ -40,13 +48,7 @@ reuse = true
 games = [{{ name = "papagra", options = {{ board = "hex 3", max_turns = 4 }} }}]
 time_control = {{ base = 20.0, increment = 0.5, startup = 20.0 }}
 results = "s.sqlite"
-[[bots]]
-path = "{ROOT / "bots" / "random-c"}"
-name = "c1"
-[[bots]]
-path = "{ROOT / "bots" / "random-c"}"
-name = "c2"
-"""
+{TWO_BOTS}"""
     cfg = load_config(write_config(tmp_path, text))
     assert cfg.reuse
     out = await run_tournament(cfg)
@@ -68,13 +70,7 @@ async def test_reuse_is_off_by_default(tmp_path: Path) -> None:
 games = [{{ name = "papagra", options = {{ board = "hex 3", max_turns = 4 }} }}]
 results = "s.sqlite"
 concurrency = 1
-[[bots]]
-path = "{ROOT / "bots" / "random-c"}"
-name = "c1"
-[[bots]]
-path = "{ROOT / "bots" / "random-c"}"
-name = "c2"
-"""
+{TWO_BOTS}"""
     cfg = load_config(write_config(tmp_path, text))
     assert not cfg.reuse
     out = await run_tournament(cfg)
