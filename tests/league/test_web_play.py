@@ -205,6 +205,13 @@ async def test_a_double_click_on_start_starts_one_game(league):
 # --- through the websocket route ------------------------------------------------------------
 
 
+def start_game(client: TestClient, variant: str, seat: str, clock: str) -> Any:
+    """The /play form sent against random-py; the answer, not followed (303 to the board)."""
+    csrf = csrf_of(client.get("/play").text)
+    form = {"csrf": csrf, "variant": variant, "bot": "random-py", "seat": seat, "clock": clock}
+    return client.post("/play", data=form, follow_redirects=False)
+
+
 @pytest.fixture
 def site(tmp_path):
     with make(tmp_path) as league, page_client(league) as client:
@@ -218,18 +225,9 @@ def test_the_form_starts_a_game_played_over_the_websocket(site):
     form = client.get("/play")
     assert form.status_code == 200 and 'value="random-py"' in form.text
     assert '<option value="stripes" selected>' in client.get("/play?variant=stripes").text
-    bad = client.post(
-        "/play",
-        data={"csrf": csrf_of(form.text), "variant": "mini", "bot": "random-py",
-              "seat": "second", "clock": "99999+1"},
-    )  # fmt: skip
+    bad = start_game(client, "mini", "second", "99999+1")
     assert bad.status_code == 422 and "longer than this league allows" in bad.text
-    start = client.post(
-        "/play",
-        data={"csrf": csrf_of(form.text), "variant": "mini", "bot": "random-py",
-              "seat": "second", "clock": "120+2"},
-        follow_redirects=False,
-    )  # fmt: skip
+    start = start_game(client, "mini", "second", "120+2")
     assert start.status_code == 303
     game_id = int(start.headers["location"].rsplit("/", 1)[1])
     page = client.get(f"/play/{game_id}")
@@ -261,13 +259,7 @@ def test_the_form_starts_a_game_played_over_the_websocket(site):
 
 def test_only_the_player_may_open_the_socket(site):
     client, _ = site
-    form = client.get("/play")
-    start = client.post(
-        "/play",
-        data={"csrf": csrf_of(form.text), "variant": "stripes", "bot": "random-py",
-              "seat": "first", "clock": "60+1"},
-        follow_redirects=False,
-    )  # fmt: skip
+    start = start_game(client, "stripes", "first", "60+1")
     game_id = int(start.headers["location"].rsplit("/", 1)[1])
     url = f"ws://league.test/play/{game_id}/ws"
     evil = {"Origin": "http://evil.example"}
