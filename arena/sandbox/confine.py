@@ -1,7 +1,7 @@
 """The bot's confinement, applied by the forked child itself between fork and exec.
 
 Every layer is a handful of system calls (through ctypes) made in `Confinement.enter`, which
-the forked child runs before it execs the bot (arena/sandbox/process.py, `_exec_child`): the
+the forked child runs before it execs the bot (`exec_child`): the
 child joins its cgroup, takes its rlimits,
 enters new mount and network namespaces (or joins its uid's empty network namespace), makes
 the whole filesystem read-only in one call
@@ -341,3 +341,50 @@ class Confinement:
         if self.scratch is not None:
             opts = f"size={self.tmpfs_mb}m,mode=0700,uid={self.owner},gid={self.owner}"
             mount("arena-tmp", self.scratch, "tmpfs", MS_NOSUID | MS_NODEV, opts)
+
+
+#: the bot's file descriptors from 3 up to this are closed before it execs
+MAX_FD = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 1 << 16
+
+
+def exec_child(
+    argv: list[str],
+    candidates: tuple[bytes, ...],
+    env: dict[str, str],
+    plan: Confinement,
+    std: tuple[int, int, int],
+    report: int,
+) -> None:
+    """In the forked child (of the arena or of its spawner, arena/sandbox/zygote.py):
+    standard streams, default signals, own session, confinement, exec. Any failure is
+    reported on `report` (close-on-exec, so an exec closes it empty) and the child exits; it
+    never returns into the arena's code."""
+    step = "confine"
+    try:
+        for target, fd in enumerate(std):
+            os.dup2(fd, target)
+        low = 3
+        for keep in sorted({report, plan.netns_fd or report}):
+            os.closerange(low, keep)
+            low = keep + 1
+        os.closerange(low, MAX_FD)
+        for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # ignored by Python, not by the bot
+            signal.signal(sig, signal.SIG_DFL)
+        os.setsid()
+        plan.enter()
+        step = "exec"
+        error: OSError | None = None
+        for path in candidates:
+            try:
+                os.execve(path, argv, env)
+            except OSError as exc:
+                if error is None or exc.errno not in (errno.ENOENT, errno.ENOTDIR):
+                    error = exc
+        raise error or OSError(errno.ENOENT, "no such file")
+    except BaseException as exc:
+        with contextlib.suppress(BaseException):
+            number = exc.errno if isinstance(exc, OSError) and exc.errno else 0
+            text = exc.strerror if step == "exec" and isinstance(exc, OSError) else exc
+            os.write(report, f"{step}:{number}:{text}".encode(errors="replace")[:4000])
+    finally:
+        os._exit(127)

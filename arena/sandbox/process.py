@@ -24,25 +24,32 @@ program runs per bot.
 
 from __future__ import annotations
 
+import atexit
 import contextlib
+import dataclasses
 import errno
 import fcntl
 import functools
 import gc
 import os
+import pickle
 import re
 import resource
 import shutil
 import signal
+import socket
 import stat
 import subprocess
+import sys
 import tempfile
+import threading
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import trio
 
+from arena.sandbox import zygote
 from arena.sandbox.base import (
     BotProcess,
     ExitInfo,
@@ -52,7 +59,7 @@ from arena.sandbox.base import (
     SandboxFault,
 )
 from arena.sandbox.cgroups import BotCgroup, CgroupSystem, sweep_stale
-from arena.sandbox.confine import Confinement, Exposure
+from arena.sandbox.confine import Confinement, Exposure, exec_child
 
 #: PATH given to bots: enough to find interpreters, nothing of the arena's own environment.
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -67,9 +74,6 @@ CLEANUP_SECONDS = 3.0
 warnings.filterwarnings(
     "ignore", message=r"This process \(pid=\d+\) is multi-threaded", category=DeprecationWarning
 )
-
-#: the bot's file descriptors from 3 up to this are closed before it execs
-MAX_FD = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 1 << 16
 
 
 class StderrRing:
@@ -760,19 +764,18 @@ class _Child:
         fds = [*os.pipe2(os.O_CLOEXEC), *os.pipe2(os.O_CLOEXEC), *os.pipe2(os.O_CLOEXEC)]
         in_r, in_w, out_r, out_w, err_r, err_w = fds
         report_r, report_w = os.pipe2(os.O_CLOEXEC)
-        gc_enabled = gc.isenabled()
-        gc.disable()  # no collection in the child: it would touch (copy) every object
+        spawner = _spawner()
         try:
-            pid = os.fork()
-            if pid == 0:  # the child: never returns
-                _exec_child(argv, candidates, env, plan, (in_r, out_w, err_w), report_w)
+            std = (in_r, out_w, err_w)
+            pid = None
+            if spawner is not None:
+                pid = await spawner.spawn(argv, candidates, env, plan, std, report_w)
+            if pid is None:
+                pid = _fork(argv, candidates, env, plan, std, report_w)
         except BaseException:
             for fd in (*fds, report_r, report_w):
                 os.close(fd)
             raise
-        finally:
-            if gc_enabled:
-                gc.enable()
         for fd in (in_r, out_w, err_w, report_w):
             os.close(fd)
         try:
@@ -822,46 +825,136 @@ class _Child:
                 signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
 
 
-def _exec_child(
+def _fork(
     argv: list[str],
     candidates: tuple[bytes, ...],
     env: dict[str, str],
     plan: Confinement,
     std: tuple[int, int, int],
     report: int,
-) -> None:
-    """In the forked child: standard streams, default signals, own session, confinement,
-    exec. Any failure is reported on `report` (close-on-exec, so an exec closes it empty)
-    and the child exits; it never returns into the arena's code."""
-    step = "confine"
+) -> int:
+    """Fork the bot from this process (where no spawner serves it)."""
+    gc_enabled = gc.isenabled()
+    gc.disable()  # no collection in the child: it would touch (copy) every object
     try:
-        for target, fd in enumerate(std):
-            os.dup2(fd, target)
-        low = 3
-        for keep in sorted({report, plan.netns_fd or report}):
-            os.closerange(low, keep)
-            low = keep + 1
-        os.closerange(low, MAX_FD)
-        for sig in (signal.SIGPIPE, signal.SIGXFSZ):  # ignored by Python, not by the bot
-            signal.signal(sig, signal.SIG_DFL)
-        os.setsid()
-        plan.enter()
-        step = "exec"
-        error: OSError | None = None
-        for path in candidates:
-            try:
-                os.execve(path, argv, env)
-            except OSError as exc:
-                if error is None or exc.errno not in (errno.ENOENT, errno.ENOTDIR):
-                    error = exc
-        raise error or OSError(errno.ENOENT, "no such file")
-    except BaseException as exc:
-        with contextlib.suppress(BaseException):
-            number = exc.errno if isinstance(exc, OSError) and exc.errno else 0
-            text = exc.strerror if step == "exec" and isinstance(exc, OSError) else exc
-            os.write(report, f"{step}:{number}:{text}".encode(errors="replace")[:4000])
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            exec_child(argv, candidates, env, plan, std, report)
     finally:
-        os._exit(127)
+        if gc_enabled:
+            gc.enable()
+    return pid
+
+
+#: seconds the spawner has to answer a request (it forks at once: milliseconds)
+SPAWNER_SECONDS = 10.0
+
+
+class _Spawner:
+    """The arena's end of its bot spawner (arena/sandbox/zygote.py): a process that forks
+    the bots as children of this one, so that this process's heap is neither copied nor
+    write-protected at every bot start."""
+
+    def __init__(self) -> None:
+        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
+        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            code = "from arena.sandbox.zygote import main; main()"
+            self.proc = subprocess.Popen(
+                [sys.executable, "-S", "-c", code, str(theirs.fileno()), str(os.getpid())],
+                pass_fds=[theirs.fileno()],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                env=env,
+            )
+        except BaseException:
+            self.sock.close()
+            raise
+        finally:
+            theirs.close()
+        self.sock.setblocking(False)
+        self.broken = False
+        atexit.register(self.close)
+
+    async def spawn(
+        self,
+        argv: list[str],
+        candidates: tuple[bytes, ...],
+        env: dict[str, str],
+        plan: Confinement,
+        std: tuple[int, int, int],
+        report: int,
+    ) -> int | None:
+        """The bot's pid (our child), or None if the spawner cannot take the request (the
+        caller forks instead). Raises OSError if the spawner failed while it had it (the
+        arena's failure: the game is void; the bot, if it was forked, dies with its cgroup)."""
+        if self.broken:
+            return None
+        fds = [*std, report] + ([plan.netns_fd] if plan.netns_fd is not None else [])
+        payload = pickle.dumps((argv, candidates, env, dataclasses.replace(plan, netns_fd=None)))
+        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+        try:
+            try:
+                zygote.send_request(self.sock, payload, [theirs.fileno(), *fds])
+            except OSError as exc:
+                if exc.errno not in (errno.EAGAIN, errno.EMSGSIZE, errno.ENOBUFS):
+                    self.close()  # gone: this process forks its bots from now on
+                return None
+            theirs.close()
+            # shielded (a fork takes milliseconds): once it has the request, the spawner forks,
+            # and a bot that was forked must not go unnoticed
+            with trio.CancelScope(shield=True), trio.move_on_after(SPAWNER_SECONDS):
+                await trio.lowlevel.wait_readable(mine)
+            try:
+                answer = mine.recv(256).decode(errors="replace")
+            except OSError:
+                answer = ""
+        finally:
+            mine.close()
+            theirs.close()
+        if answer.isdigit():
+            return int(answer)
+        if answer.startswith("error:"):
+            number, _, text = answer[6:].partition(":")
+            raise OSError(int(number) if number.isdigit() else 0, f"bot spawner: {text}")
+        self.close()  # it died or hangs: stopped for good, and the start fails
+        raise OSError(errno.EIO, "the bot spawner failed")
+
+    def close(self) -> None:
+        if not self.broken:
+            self.broken = True
+            self.sock.close()  # it exits when it sees the end of its socket
+            with contextlib.suppress(OSError):
+                self.proc.kill()
+            with contextlib.suppress(subprocess.TimeoutExpired):
+                self.proc.wait(1.0)
+
+
+@functools.cache
+def _spawner_of(pid: int, thread: int) -> _Spawner | None:
+    """One spawner per arena process and thread: a bot's parent-death signal fires when the
+    thread that forked its parent (the spawner) exits, so a spawner serves the thread that
+    started it only. None where the machine gives none (ARENA_NO_SPAWNER set, an architecture
+    whose clone(2) is not known, no way to start it)."""
+    if os.environ.get("ARENA_NO_SPAWNER") or zygote.clone_number() is None:
+        return None
+    try:
+        return _Spawner()
+    except OSError:
+        return None
+
+
+def start_spawner() -> None:
+    """Start this thread's bot spawner now (its interpreter's start, tens of milliseconds)
+    rather than at the first bot's start: for processes that start bots game after game."""
+    _spawner()
+
+
+def _spawner() -> _Spawner | None:
+    spawner = _spawner_of(os.getpid(), threading.get_ident())
+    return None if spawner is None or spawner.broken else spawner
 
 
 async def _read_to_end(fd: int) -> bytes:

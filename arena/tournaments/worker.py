@@ -117,11 +117,13 @@ def resolve_bot(entry: dict[str, Any]) -> Any:
 
 
 def warm_up(games: Any) -> None:
-    """Import what a game needs (the referee, the process sandbox, the games' engines) now,
-    at the worker's start, rather than during its first game."""
-    import arena.referee.match
-    import arena.sandbox.process  # noqa: F401
+    """Import what a game needs (the referee, the process sandbox, the games' engines) and
+    start the bot spawner now, at the worker's start, rather than during its first game."""
+    import arena.referee.match  # noqa: F401
     from arena.games import GAME_NAMES, game_class
+    from arena.sandbox.process import start_spawner
+
+    start_spawner()
 
     for name in games:
         if name in GAME_NAMES:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 import time
 
@@ -118,3 +119,70 @@ async def test_aclose_is_idempotent():
         await bot.aclose()
         info = bot.exit_info()
         assert info is not None and info.killed_by_arena
+
+
+def _ppid_and_uid() -> LaunchSpec:
+    return LaunchSpec("ids", ("sh", "-c", "echo $PPID $(id -u); exec cat"))
+
+
+async def _ids(bot) -> list[int]:
+    line = b""
+    with trio.fail_after(10):
+        while not line.endswith(b"\n"):
+            chunk = await bot.stdout.receive_some(100)
+            assert chunk, bot.stderr_tail()
+            line += chunk
+    return [int(x) for x in line.split()]
+
+
+async def test_the_spawner_forks_bots_as_the_arenas_own_children(monkeypatch):
+    """The bot spawner (arena/sandbox/zygote.py) forks the bots, yet each is this process's
+    child (CLONE_PARENT): waited for, reaped and signalled like one of its own forks."""
+    from arena.sandbox import process
+
+    spawner = process._spawner()
+    if spawner is None:
+        pytest.skip("no bot spawner on this machine (architecture)")
+
+    def no_fork(*args, **kwargs):
+        raise AssertionError("the arena forked the bot itself")
+
+    monkeypatch.setattr(process, "_fork", no_fork)
+    async with trio.open_nursery() as nursery:
+        bot = await launcher_for("process").start(_ppid_and_uid(), nursery)
+        async with bot:
+            ppid, _uid = await _ids(bot)
+            assert ppid == os.getpid() != spawner.proc.pid
+            await bot.stdin.aclose()
+            assert (await bot.wait()).returncode == 0
+
+
+async def test_bots_outlive_a_dead_spawner_and_later_ones_are_forked_here(monkeypatch):
+    """A spawner that dies costs nothing: its bots are the arena's children and play on,
+    and the next bots are forked by the arena itself, as contained as before."""
+    from arena.sandbox import process
+
+    if process._spawner() is None:
+        pytest.skip("no bot spawner on this machine (architecture)")
+    spawner = process._Spawner()  # a spawner of this test's own (the shared one stays)
+    monkeypatch.setattr(process, "_spawner", lambda: None if spawner.broken else spawner)
+    try:
+        async with trio.open_nursery() as nursery:
+            first = await launcher_for("process").start(_ppid_and_uid(), nursery)
+            async with first:
+                before = await _ids(first)
+                spawner.proc.kill()
+                spawner.proc.wait()
+                second = await launcher_for("process").start(_ppid_and_uid(), nursery)
+                async with second:
+                    after = await _ids(second)
+                    assert spawner.broken  # the dead spawner was noticed and is not used again
+                    assert before[0] == after[0] == os.getpid()
+                    assert before[1] == after[1] or before[1] * after[1] != 0  # same containment
+                    for bot in (first, second):
+                        await bot.stdin.send_all(b"still here\n")
+                        assert await bot.stdout.receive_some(100) == b"still here\n"
+                        await bot.stdin.aclose()
+                        assert (await bot.wait()).returncode == 0
+    finally:
+        spawner.close()
