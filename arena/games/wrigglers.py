@@ -341,8 +341,9 @@ class WrigglersState(State):
             return []
         seat = self._to_move
         out = self._add_names[seat][:]
-        if self._can_remove(seat):
-            out += compress(self.game.removals, self._removable[seat])
+        removable = self._removable[seat]
+        if 1 in removable and self._can_remove(seat):  # a search in C, mostly finding none
+            out += compress(self.game.removals, removable)
         if self.game.options["ludii_rules"] or not out:
             out.append("pass")
         return out
