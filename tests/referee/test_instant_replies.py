@@ -9,9 +9,10 @@ import os
 from collections.abc import Iterator
 from contextlib import contextmanager
 
+import pytest
 import trio
-import trio.lowlevel
-from conftest import bundled
+from conftest import bundled, tbot
+from test_match import FAILURES, FAST, check_replays
 
 from arena.referee import MatchConfig, TimeControl, play_match
 
@@ -80,3 +81,40 @@ async def test_cancelling_a_game_of_instant_replies_stops_it_at_once():
         await play_match(instant_config(), observer)
     assert scope.cancelled_caught
     assert seen == list(range(1, 41))
+
+
+# the failures a bot makes in its reply, read at once or by the reader task: the same record
+QUICK_FAILURES = [
+    f
+    for f in FAILURES
+    if f[0]
+    in ("garbage", "unknown_type", "wrong_type", "unsolicited", "illegal", "too_many", "resign")
+]
+
+
+@pytest.mark.parametrize(
+    "mode, arg, seat, reason, text", QUICK_FAILURES, ids=[f[0] for f in QUICK_FAILURES]
+)
+async def test_failures_in_replies_on_one_cpu(mode, arg, seat, reason, text):
+    bad, good = tbot(mode, arg, fail_turn=2), tbot("good")
+    bots = (bad, good) if seat == 0 else (good, bad)
+    config = MatchConfig(game="wrigglers", options={}, bots=bots, time_control=FAST, seed=1)
+    with one_cpu():
+        record = await play_match(config)
+    res = record.result
+    assert (res["reason"], res["loser_seat"], res["winner"]) == (reason, seat, 1 - seat), res
+    assert text in res["detail"], res["detail"]
+    check_replays(record)
+
+
+async def test_logs_between_and_in_replies_on_one_cpu():
+    config = MatchConfig(
+        game="papagra", options={}, bots=(tbot("chatty"), tbot("log_between")), time_control=FAST
+    )
+    with one_cpu():
+        record = await play_match(config)
+    assert not record.result["forfeit"], record.result
+    assert record.logs_dropped[0] > 0
+    between = [log for log in record.logs if log["seat"] == 1]
+    assert between and between[0]["message"].startswith("thinking after turn")
+    assert all(0 <= log["t"] <= record.duration for log in record.logs)
