@@ -93,12 +93,13 @@ class Encoder:
             orjson = _orjson_module()
             if orjson is not None:
                 fast, fast_error = orjson.dumps, orjson.JSONEncodeError
+                newline = orjson.OPT_APPEND_NEWLINE  # no copy of the message to append it
 
                 def _fast(msg: Any) -> bytes:
                     # orjson writes NaN and infinities as null where json refuses them: no
                     # message of the protocol carries such floats (clocks and scores are finite)
                     try:
-                        return fast(msg) + b"\n"
+                        return fast(msg, option=newline)
                     except fast_error:
                         return _json(msg)  # encodes (big ints, int keys) or says why not
 
