@@ -22,7 +22,8 @@ turn limits, so game lengths are known and spread out. It prints:
   starts weigh little in the steady state) and the Python random bot: ms per game and the
   speed-up (target >= 10x for C);
 - start-up: the imports of `arena --help` and of what `arena match` needs (python -X
-  importtime, sum of top-level modules but `site`, with bytecode cached; target < 80 ms).
+  importtime, sum of top-level modules but `site`, with bytecode cached; target < 80 ms), and
+  of trio alone in the same run (the part no arena module can shed).
 
     python benchmarks/tournament.py --formats-only     # just the gauntlet/round-robin part
     python benchmarks/tournament.py --sessions-only    # just sessions and start-up
@@ -259,7 +260,12 @@ def import_ms(*argv: str, pycache: str) -> tuple[float, float]:
 
 def startup_figures(repeat: int = 5) -> None:
     match_code = "import arena.cli; import arena.cli.match; import arena.referee.match, trio"
-    runs = {"help": ("-m", "arena", "--help"), "match": ("-c", match_code)}
+    runs = {
+        "help": ("-m", "arena", "--help"),
+        "match": ("-c", match_code),
+        # the floor of anything that runs a game: trio alone, in the same run
+        "trio": ("-c", "import trio"),
+    }
     with tempfile.TemporaryDirectory() as pycache:
         for argv in runs.values():
             import_ms(*argv, pycache=pycache)  # writes the bytecode cache
@@ -272,7 +278,8 @@ def startup_figures(repeat: int = 5) -> None:
     site = statistics.median(s for v in figures.values() for _, s in v)
     print(
         f"imports: arena --help {med['help']:.1f} ms, arena match (CLI + referee + trio) "
-        f"{med['match']:.1f} ms (medians of {repeat}; target < 80 ms); besides, site "
+        f"{med['match']:.1f} ms (medians of {repeat}; target < 80 ms), of which trio alone "
+        f"(imported by itself in the same run) {med['trio']:.1f} ms; besides, site "
         f"(interpreter start-up and site-packages' .pth hooks) {site:.1f} ms"
     )
 
