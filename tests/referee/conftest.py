@@ -74,9 +74,15 @@ def _proc_table() -> dict[int, tuple[int, str, str, bool]]:
     return table
 
 
+#: the arena's own bot spawner (arena/sandbox/zygote.py): one per arena process, started with
+#: its first bot and kept for the process's life, so not a bot that outlived its game
+SPAWNER = "arena.sandbox.zygote"
+
+
 def bot_processes() -> set[tuple[int, str]]:
     """Live (non-zombie) descendants of this test process, and any process carrying this
-    session's test bot mark (a grandchild re-parented to init after its parent died)."""
+    session's test bot mark (a grandchild re-parented to init after its parent died); the
+    arena's bot spawner aside (its bots are this process's children all the same)."""
     table = _proc_table()
     me = os.getpid()
     children: dict[int, list[int]] = {}
@@ -88,7 +94,7 @@ def bot_processes() -> set[tuple[int, str]]:
         pid = stack.pop()
         stack.extend(children.get(pid, []))
         _, state, cmd, _ = table[pid]
-        if state != "Z":
+        if state != "Z" and SPAWNER not in cmd:
             found.add((pid, cmd))
     for pid, (_, state, cmd, marked) in table.items():
         if state != "Z" and marked and pid != me:
