@@ -154,17 +154,18 @@ class BotCgroup:
         name = f"arena-{os.getpid()}-{os.urandom(4).hex()}"
         cg = cls(system)
         try:
-            # the v1 freezer only serves `kill`, which cgroup.kill does in one write where the
-            # v2 tree has it: then one directory (and one join, one removal) fewer per bot
-            v2_kills = system.v2 is not None and os.path.exists(system.v2 / "cgroup.kill")
             parents = {
                 "v2": system.v2,
                 "memory": system.memory,
                 "pids": system.pids,
-                "freezer": None if v2_kills else system.freezer,
+                "freezer": system.freezer,
             }
             for key, parent in parents.items():
                 if parent is None:
+                    continue
+                # the v1 freezer only serves `kill`, which cgroup.kill does in one write where
+                # the kernel has it: then one directory (one join, one removal) less
+                if key == "freezer" and os.path.exists(cg.dirs.get("v2", parent) / "cgroup.kill"):
                     continue
                 d = parent / name
                 if d not in cg.dirs.values():

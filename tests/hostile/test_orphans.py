@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from arena.sandbox.process import sweep_stale_scratch
+from arena.sandbox.process import scratch_base, sweep_stale_scratch
 
 from .conftest import processes_with, wait_gone
 
@@ -43,11 +43,17 @@ def test_sigkilled_referee_leaves_no_bot(hostile_dir: Path, token: str) -> None:
         referee.wait()
         left = wait_gone(token, 5.0)
         assert left == [], left
-        # its bots' temporary directories are the next arena's to remove
-        tmp = Path(tempfile.gettempdir())
-        assert list(tmp.glob(f"arena-bot-{referee.pid}-*"))
-        sweep_stale_scratch(tmp)
-        assert not list(tmp.glob(f"arena-bot-{referee.pid}-*"))
+        # its bots' temporary directories are the next arena's to remove (on a tmpfs of the
+        # arena's own where the bots have a mount namespace, else in the temporary directory)
+        places = dict.fromkeys([scratch_base(True), Path(tempfile.gettempdir())])
+
+        def left_behind() -> list[Path]:
+            return [p for d in places for p in d.glob(f"arena-bot-{referee.pid}-*")]
+
+        assert left_behind()
+        for place in places:
+            sweep_stale_scratch(place)
+        assert not left_behind()
     finally:
         if referee.poll() is None:
             referee.kill()
