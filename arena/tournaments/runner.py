@@ -381,6 +381,9 @@ class _Run:
                 if retry:
                     sg, payload, tries = retry.popleft()
                 else:
+                    left = games.statistics().current_buffer_used
+                    if inflight and left < self.config.concurrency:
+                        break  # the last games: one for each slot, none kept waiting behind
                     try:
                         sg = await games.receive()
                     except trio.EndOfChannel:
