@@ -10,7 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from botpipe import BOTS, BotPipe
+
+from .botpipe import BOTS, BotPipe
 
 
 @pytest.fixture(scope="session")

@@ -3,7 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from botpipe import BOT_ENCODINGS, BOTS, end_message, fake_turn, hello
+
+from .botpipe import BOT_ENCODINGS, BOTS, end_message, fake_turn, hello
 
 LEGAL = [f"{c}{r}" for c in "abcdefg" for r in range(1, 8)]  # 49 actions
 

@@ -6,7 +6,8 @@ import sys
 import textwrap
 
 import pytest
-from botpipe import BotPipe, end_message, fake_turn, hello
+
+from .botpipe import BotPipe, end_message, fake_turn, hello
 
 ENCODINGS = ["msgpack", "json"]
 

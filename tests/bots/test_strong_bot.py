@@ -8,9 +8,10 @@ import sys
 import textwrap
 
 import pytest
-from botpipe import BOTS, BotPipe, end_message, hello
 
 from arena.games import GAME_NAMES, make_game
+
+from .botpipe import BOTS, BotPipe, end_message, hello
 
 
 def engine_or_skip(game: str, options=None):
