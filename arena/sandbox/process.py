@@ -897,7 +897,24 @@ class _Spawner:
             theirs.close()
         self.sock.setblocking(False)
         self.broken = False
+        self.ready = False  # it says so on its socket once it serves (zygote.READY)
         atexit.register(self.close)
+
+    def serving(self) -> bool:
+        """Ready to take requests (checked without waiting: until then, bots are forked
+        here, so that nothing waits for the spawner's own start)."""
+        if not self.ready and not self.broken:
+            try:
+                said = self.sock.recv(16)
+            except BlockingIOError:
+                return False
+            except OSError:
+                said = b""
+            if said != zygote.READY:
+                self.close()  # it died at its start: this process forks its bots itself
+                return False
+            self.ready = True
+        return self.ready and not self.broken
 
     async def spawn(
         self,
@@ -968,14 +985,16 @@ def _spawner_of(pid: int, thread: int) -> _Spawner | None:
 
 
 def start_spawner() -> None:
-    """Start this thread's bot spawner now (its interpreter's start, tens of milliseconds)
-    rather than at the first bot's start: for processes that start bots game after game."""
-    _spawner()
+    """Start this thread's bot spawner now (in the background: its interpreter's start takes
+    tens of milliseconds) rather than with the first bot: for processes that start bots game
+    after game."""
+    _spawner_of(os.getpid(), threading.get_ident())
 
 
 def _spawner() -> _Spawner | None:
+    """This thread's spawner if it is serving (started, if need be, for the next bots)."""
     spawner = _spawner_of(os.getpid(), threading.get_ident())
-    return None if spawner is None or spawner.broken else spawner
+    return spawner if spawner is not None and spawner.serving() else None
 
 
 async def _read_to_end(fd: int) -> bytes:

@@ -16,7 +16,9 @@ the next start simply forks itself). The child confines itself and execs
 (`confine.exec_child`) as it always did; the arena awaits the outcome on the report pipe it
 passed. The reply is the pid, on a socket private to the request.
 
-The spawner serves the arena thread that started it only (the bot's parent-death signal
+It starts in the background: until it says it is ready, the arena forks its bots itself,
+so a single game (`arena match`) never waits for it. The spawner serves the arena thread that
+started it only (the bot's parent-death signal
 fires when the thread that forked its parent exits; see arena/sandbox/process.py). It exits
 when the arena closes its socket, or dies (SIGKILL as parent-death signal).
 """
@@ -39,6 +41,8 @@ from arena.sandbox.confine import PR_SET_PDEATHSIG, Confinement, exec_child, lib
 CLONE_PARENT = 0x00008000
 #: clone(2)'s number where its first argument is the flags and the others may all be 0
 SYS_CLONE = {"x86_64": 56, "aarch64": 220, "riscv64": 220, "ppc64le": 120, "s390x": 120}
+#: the spawner's one message on its socket: it serves from now on
+READY = b"ready"
 #: the most file descriptors one request carries: reply socket, stdin, stdout, stderr,
 #: report pipe, network namespace
 MAX_FDS = 6
@@ -110,4 +114,7 @@ def main() -> None:
     number = clone_number()
     if number is None:
         return
-    serve(socket.socket(fileno=fd), number)
+    sock = socket.socket(fileno=fd)
+    libc()  # the C library's functions looked up before the first request
+    sock.send(READY)  # until then the arena forks its bots itself
+    serve(sock, number)

@@ -4,7 +4,10 @@ from __future__ import annotations
 
 import json
 import os
+import select
+import socket
 import sys
+import threading
 import time
 
 import pytest
@@ -135,18 +138,26 @@ async def _ids(bot) -> list[int]:
     return [int(x) for x in line.split()]
 
 
+def serving(spawner) -> bool:
+    """Wait (on its socket, up to 30 s) for a spawner to say it serves."""
+    if not spawner.serving():
+        select.select([spawner.sock], [], [], 30)
+    return spawner.serving()
+
+
+def no_fork(*args, **kwargs):
+    raise AssertionError("the arena forked the bot itself")
+
+
 async def test_the_spawner_forks_bots_as_the_arenas_own_children(monkeypatch):
     """The bot spawner (arena/sandbox/zygote.py) forks the bots, yet each is this process's
     child (CLONE_PARENT): waited for, reaped and signalled like one of its own forks."""
-    from arena.sandbox import process
+    from arena.sandbox import process, zygote
 
-    spawner = process._spawner()
-    if spawner is None:
+    if zygote.clone_number() is None:
         pytest.skip("no bot spawner on this machine (architecture)")
-
-    def no_fork(*args, **kwargs):
-        raise AssertionError("the arena forked the bot itself")
-
+    spawner = process._spawner_of(os.getpid(), threading.get_ident())
+    assert spawner is not None and serving(spawner)
     monkeypatch.setattr(process, "_fork", no_fork)
     async with trio.open_nursery() as nursery:
         bot = await launcher_for("process").start(_ppid_and_uid(), nursery)
@@ -160,15 +171,18 @@ async def test_the_spawner_forks_bots_as_the_arenas_own_children(monkeypatch):
 async def test_bots_outlive_a_dead_spawner_and_later_ones_are_forked_here(monkeypatch):
     """A spawner that dies costs nothing: its bots are the arena's children and play on,
     and the next bots are forked by the arena itself, as contained as before."""
-    from arena.sandbox import process
+    from arena.sandbox import process, zygote
 
-    if process._spawner() is None:
+    if zygote.clone_number() is None:
         pytest.skip("no bot spawner on this machine (architecture)")
     spawner = process._Spawner()  # a spawner of this test's own (the shared one stays)
-    monkeypatch.setattr(process, "_spawner", lambda: None if spawner.broken else spawner)
+    monkeypatch.setattr(process, "_spawner", lambda: spawner if spawner.serving() else None)
     try:
+        assert serving(spawner)
         async with trio.open_nursery() as nursery:
-            first = await launcher_for("process").start(_ppid_and_uid(), nursery)
+            with monkeypatch.context() as m:
+                m.setattr(process, "_fork", no_fork)
+                first = await launcher_for("process").start(_ppid_and_uid(), nursery)
             async with first:
                 before = await _ids(first)
                 spawner.proc.kill()
@@ -186,3 +200,26 @@ async def test_bots_outlive_a_dead_spawner_and_later_ones_are_forked_here(monkey
                         assert (await bot.wait()).returncode == 0
     finally:
         spawner.close()
+
+
+async def test_bots_are_forked_here_until_the_spawner_serves(monkeypatch):
+    """The spawner starts in the background: a bot started before it says it is ready is
+    forked by the arena itself (a single game never waits for the spawner's start)."""
+    from arena.sandbox import process
+
+    spawner = process._Spawner.__new__(process._Spawner)  # one that has not said it is ready
+    spawner.broken, spawner.ready = False, False
+    spawner.sock, other = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
+    spawner.sock.setblocking(False)
+    monkeypatch.setattr(process, "_spawner_of", lambda pid, thread: spawner)
+    try:
+        assert process._spawner() is None
+        async with trio.open_nursery() as nursery:
+            bot = await launcher_for("process").start(_ppid_and_uid(), nursery)
+            async with bot:
+                assert (await _ids(bot))[0] == os.getpid()
+        other.send(b"ready")
+        assert process._spawner() is spawner
+    finally:
+        spawner.sock.close()
+        other.close()
