@@ -12,7 +12,10 @@ makes its own databases and drops them. It prints:
 2. end to end, with instant-reply bots (the C random bot) on short Stripes games: games per
    second of `arena league serve` playing locally (concurrency 1), of one `arena league worker`
    (one slot) and of two workers (one slot each), each over `--window` seconds after a
-   warm-up. Target: two workers >= 1.7x one worker (on two otherwise idle cores).
+   warm-up. Then the same with bots that think (a Python bot that spends 2 ms of CPU on each
+   move, as an engine searching would): there the workers' work is the games, where with
+   instant bots the server and PostgreSQL, on the same two cores, take a large share of each
+   game. Target: two workers >= 1.7x one worker (on two otherwise idle cores).
 3. a model of one PostgreSQL and N workers, fed with the measured database cost: games per
    second and the first limit met (worker slots, database CPU, rating-row locks, archive
    downloads), for N from 1 to 2000.
@@ -209,7 +212,41 @@ def rate(engine: sa.Engine, warm: int, window: float) -> float:
     return (finished(engine) - n0) / (time.monotonic() - t0)
 
 
-def league(tmp: Path, url: str, concurrency: int) -> Path:
+THINKING_BOT = """from time import process_time
+
+from protocol.sdk import run_bot
+
+
+def choose(turn, bot):
+    until = process_time() + 0.002  # an engine searching for 2 ms of CPU
+    while process_time() < until:
+        pass
+    return bot.rng.choice(turn["legal"])
+
+
+raise SystemExit(run_bot(choose, name="thinker", version="1.0"))
+"""
+
+
+def bot_dir(tmp: Path, name: str, thinking: bool) -> Path:
+    """A league bot: the bundled C random bot renamed, or a Python bot that thinks."""
+    bot = tmp / name
+    if bot.exists():
+        return bot
+    if thinking:
+        bot.mkdir()
+        (bot / "bot.py").write_text(THINKING_BOT)
+        (bot / "bot.toml").write_text(
+            f'name = "{name}"\ncommand = ["python3", "bot.py"]\nencoding = "msgpack"\n'
+        )
+    else:
+        shutil.copytree(REPO / "bots" / "random-c", bot)
+        t = (bot / "bot.toml").read_text()
+        (bot / "bot.toml").write_text(re.sub(r'(?m)^name = ".*"', f'name = "{name}"', t))
+    return bot
+
+
+def league(tmp: Path, url: str, concurrency: int, thinking: bool = False) -> Path:
     d = tmp / f"league-{uuid.uuid4().hex[:6]}"
     arena("league", "init", str(d), "--database", url)
     toml = d / "league.toml"
@@ -222,12 +259,8 @@ def league(tmp: Path, url: str, concurrency: int) -> Path:
         text = re.sub(rf"(?m)^{key} = .*$", f"{key} = {value}", text)
     toml.write_text(text)
     arena("league", "user", "add", "op", "--admin", "-C", str(d))
-    for name in ("ca", "cb"):
-        bot = tmp / name
-        if not bot.exists():
-            shutil.copytree(REPO / "bots" / "random-c", bot)
-            t = (bot / "bot.toml").read_text()
-            (bot / "bot.toml").write_text(re.sub(r'(?m)^name = ".*"', f'name = "{name}"', t))
+    for name in ("ta", "tb") if thinking else ("ca", "cb"):
+        bot = bot_dir(tmp, name, thinking)
         arena("league", "bot", "add", str(bot), "--owner", "op", "-C", str(d))
     return d
 
@@ -255,12 +288,14 @@ def stop(procs: list[subprocess.Popen]) -> None:
             p.wait()
 
 
-def end_to_end(tmp: Path, window: float) -> dict[str, float]:
+def end_to_end(tmp: Path, window: float, thinking: bool = False) -> dict[str, float]:
     out: dict[str, float] = {}
-    runs = [("in-process, concurrency 1", 0), ("1 worker x 1 slot", 1), ("2 workers x 1 slot", 2)]
+    runs = [("1 worker x 1 slot", 1), ("2 workers x 1 slot", 2)]
+    if not thinking:
+        runs.insert(0, ("in-process, concurrency 1", 0))
     for label, workers in runs:
         with database() as url:
-            d = league(tmp, url, 1)
+            d = league(tmp, url, 1, thinking)
             engine = sa.create_engine(url)
             serve = ["league", "serve", str(d), "--listen", "127.0.0.1:0"]
             if workers:
@@ -358,6 +393,10 @@ def main() -> None:
                     f"   per-game time, 1 worker vs in-process: {1000 / one:.1f} vs"
                     f" {1000 / local:.1f} ms (queue path adds {1000 / one - 1000 / local:.1f} ms)"
                 )
+            print(f"   the same with bots that think 2 ms of CPU per move ({args.window:g} s)")
+            r = end_to_end(Path(tmp), args.window, thinking=True)
+            one, two = r["1 worker x 1 slot"], r["2 workers x 1 slot"]
+            print(f"   two workers / one worker: {two / one:.2f}x (target >= 1.7)")
         model(1000 * total, 1000 * lock)
 
 
