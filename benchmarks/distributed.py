@@ -12,7 +12,7 @@ makes its own databases and drops them. It prints:
 2. end to end, with instant-reply bots (the C random bot) on short Stripes games: games per
    second of `arena league serve` playing locally (concurrency 1), of one `arena league worker`
    (one slot) and of two workers (one slot each), each over `--window` seconds after a
-   warm-up. Then the same with bots that think (a Python bot that spends 2 ms of CPU on each
+   warm-up. Then the same with bots that think (a Python bot that spends 20 ms of CPU on each
    move, as an engine searching would): there the workers' work is the games, where with
    instant bots the server and PostgreSQL, on the same two cores, take a large share of each
    game. Target: two workers >= 1.7x one worker (on two otherwise idle cores).
@@ -218,7 +218,7 @@ from protocol.sdk import run_bot
 
 
 def choose(turn, bot):
-    until = process_time() + 0.002  # an engine searching for 2 ms of CPU
+    until = process_time() + 0.02  # an engine searching for 20 ms of CPU
     while process_time() < until:
         pass
     return bot.rng.choice(turn["legal"])
@@ -393,7 +393,7 @@ def main() -> None:
                     f"   per-game time, 1 worker vs in-process: {1000 / one:.1f} vs"
                     f" {1000 / local:.1f} ms (queue path adds {1000 / one - 1000 / local:.1f} ms)"
                 )
-            print(f"   the same with bots that think 2 ms of CPU per move ({args.window:g} s)")
+            print(f"   the same with bots that think 20 ms of CPU per move ({args.window:g} s)")
             r = end_to_end(Path(tmp), args.window, thinking=True)
             one, two = r["1 worker x 1 slot"], r["2 workers x 1 slot"]
             print(f"   two workers / one worker: {two / one:.2f}x (target >= 1.7)")
