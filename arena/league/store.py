@@ -1650,21 +1650,27 @@ class RatingPoint:
         return self.mu_before - 3.0 * self.sigma_before
 
 
+def _rating_point_columns() -> tuple[Any, ...]:
+    """The seat columns a RatingPoint is made of, in its fields' order."""
+    c = seats.c
+    return (
+        c.game_id,
+        c.version_id,
+        c.variant,
+        c.mu_after,
+        c.sigma_after,
+        c.mu_before,
+        c.sigma_before,
+    )
+
+
 def rating_history(
     conn: Connection, version_id: int, variant: str, *, limit: int
 ) -> list[RatingPoint]:
     """The version's rating after each of its last `limit` rated games in the variant, oldest
     first (an index range scan on (version, variant, game))."""
     rows = conn.execute(
-        sa.select(
-            seats.c.game_id,
-            seats.c.version_id,
-            seats.c.variant,
-            seats.c.mu_after,
-            seats.c.sigma_after,
-            seats.c.mu_before,
-            seats.c.sigma_before,
-        )
+        sa.select(*_rating_point_columns())
         .where(
             seats.c.version_id == version_id,
             seats.c.variant == variant,
@@ -1680,15 +1686,7 @@ def bot_rating_history(conn: Connection, bot_id: int, *, limit: int) -> list[Rat
     """The bot's ratings (any version, any variant) after its last `limit` rated games, oldest
     first."""
     rows = conn.execute(
-        sa.select(
-            seats.c.game_id,
-            seats.c.version_id,
-            seats.c.variant,
-            seats.c.mu_after,
-            seats.c.sigma_after,
-            seats.c.mu_before,
-            seats.c.sigma_before,
-        )
+        sa.select(*_rating_point_columns())
         .where(seats.c.bot_id == bot_id, seats.c.mu_after.is_not(None))
         .order_by(seats.c.game_id.desc())
         .limit(limit)
