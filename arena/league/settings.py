@@ -39,6 +39,7 @@ _TOP_KEYS = (
     "concurrency",
     "isolation",
     "max_attempts",
+    "reuse",
     "opening_turns",
     "games",
     "time_control",
@@ -80,6 +81,10 @@ isolation = "process"
 
 # a game voided by the platform (sandbox fault, lost worker) is replayed up to this many times
 max_attempts = 3
+
+# keep the process of a bot that offers sessions (`ready.sessions`, docs/protocol.md) for its
+# next game in the same slot instead of starting it per game; any failure ends the process
+reuse = false
 
 # random complete turns played before the bots move, so games between two deterministic bots differ
 opening_turns = 2
@@ -174,6 +179,8 @@ class LeagueSettings:
     concurrency: int = 2
     isolation: str = "process"
     max_attempts: int = 3
+    #: bot sessions (docs/protocol.md): a slot keeps a bot's process for its next game
+    reuse: bool = False
     opening_turns: int = 2
     games: tuple[GameEntry, ...] = ()
     time_control: TimeControl = field(default_factory=lambda: _DEFAULT_TC)
@@ -260,6 +267,7 @@ def settings_from_dict(
         concurrency=c.integer("concurrency", data.get("concurrency", 2), lo=1),
         isolation=isolation,
         max_attempts=c.integer("max_attempts", data.get("max_attempts", 3), lo=1),
+        reuse=c.boolean("reuse", data.get("reuse", False)),
         opening_turns=c.integer("opening_turns", data.get("opening_turns", 2), lo=0),
         games=_games(c, data.get("games"), root),
         time_control=_time_control(c, tc),

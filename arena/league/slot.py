@@ -27,6 +27,10 @@ Protocol (JSON Lines on stdin/stdout): `{"type": "init", "database", "server", "
 "attempt", "job"}` plays an attempt of a local tournament's game (arena/league/tourjobs.py),
 answered the same way (`recorded` or `stale`). When stdin closes the game in play is
 abandoned (its bots killed) and the process exits.
+
+Where the league (or a tournament) allows sessions (`reuse`), the slot keeps the processes of
+bot versions that offer them between its games (arena/referee/sessions.py): a slot plays one
+game at a time, as a session pool requires, and closes the pool when it exits.
 """
 
 from __future__ import annotations
@@ -45,6 +49,7 @@ from arena.league import fleet, queue, store, tourjobs
 from arena.league.botcache import BotCache
 from arena.league.errors import PlatformFault
 from arena.league.executors.base import job_from_claim
+from arena.referee.sessions import SessionPool
 from arena.sandbox import Limits
 
 
@@ -57,10 +62,18 @@ class PlayParams:
     isolation: str
     limits: Limits
     max_attempts: int
+    reuse: bool = False
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> PlayParams:
-        return cls(d["name"], d["isolation"], Limits(**d["limits"]), int(d["max_attempts"]))
+        # `reuse` is absent from the jobs a server of an older version queued
+        return cls(
+            d["name"],
+            d["isolation"],
+            Limits(**d["limits"]),
+            int(d["max_attempts"]),
+            bool(d.get("reuse", False)),
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -68,14 +81,20 @@ class PlayParams:
             "isolation": self.isolation,
             "limits": dataclasses.asdict(self.limits),
             "max_attempts": self.max_attempts,
+            "reuse": self.reuse,
         }
 
 
 class Slot:
-    def __init__(self, db: store.Database, cache: BotCache, worker: str) -> None:
+    def __init__(
+        self, db: store.Database, cache: BotCache, worker: str, sessions: SessionPool
+    ) -> None:
         self.db = db
         self.cache = cache
         self.worker = worker
+        #: the bot processes kept between games where the league or tournament allows
+        #: sessions (`reuse`); this slot plays one game at a time, as a pool requires
+        self.sessions = sessions
 
     async def play(self, game_id: int, params: PlayParams) -> dict[str, Any]:
         claimed = await trio.to_thread.run_sync(self._claim, game_id, params)
@@ -87,7 +106,7 @@ class Slot:
         except PlatformFault as e:
             return await self._void(claim, params, store.VoidKind.ARCHIVE_FAULT, str(e))
         job = job_from_claim(dataclasses.replace(claim, paths=tuple(paths)), params)  # type: ignore[arg-type]
-        reply = await _play(job.worker_request())
+        reply = await _play(job.worker_request(), self.sessions)
         if reply["type"] == "record":
             return await trio.to_thread.run_sync(self._record, claim, reply["record"])
         kind, reason = _void_kind(reply)
@@ -109,7 +128,7 @@ class Slot:
                 for entry, path in zip(job["entries"], paths, strict=True)
             ]
             msg = {"type": "play", "game_id": game_id, "match": job["match"]}
-            reply = await _play({"bots": entries, **msg})
+            reply = await _play({"bots": entries, **msg}, self.sessions)
         if reply["type"] == "record":
             kind, payload = "record", reply["record"]
         elif reply["type"] == "void":
@@ -212,14 +231,14 @@ def _published(db: store.Database) -> tuple[str | None, str | None]:
         return fleet.get_meta(conn, fleet.SERVER_URL), fleet.get_meta(conn, fleet.WORKER_SECRET)
 
 
-async def _play(request: dict[str, Any]) -> dict[str, Any]:
+async def _play(request: dict[str, Any], sessions: SessionPool) -> dict[str, Any]:
     from arena.tournaments.worker import load_specs, play_one
 
     try:
         specs = load_specs(request["bots"])
     except Exception as e:  # a cached bot that no longer loads: the worker's fault
         return {"type": "void", "reason": f"SandboxFault: cached bot does not load: {e}"}
-    return await play_one(specs, request)
+    return await play_one(specs, request, sessions=sessions)
 
 
 def _void_kind(reply: dict[str, Any]) -> tuple[store.VoidKind, str]:
@@ -237,42 +256,44 @@ async def main() -> None:
     slot: Slot | None = None
     db: store.Database | None = None
     try:
-        async with requests_on_stdin() as (_, incoming, stdout), incoming:
-            async for msg in incoming:
-                if msg["type"] == "init":
-                    db = store.Database(msg["database"], pool_size=2)
-                    cache = BotCache(
-                        Path(msg["cache"]),
-                        msg.get("server"),
-                        msg.get("secret"),
-                        Path(msg["shared"]) if msg.get("shared") else None,
-                        lookup=partial(_published, db),
-                        blobs=partial(_blob, db),
-                    )
-                    slot = Slot(db, cache, msg["worker"])
-                    reply: dict[str, Any] = {"type": "ready"}
-                elif msg["type"] == "play" and slot is not None:
-                    try:
-                        out = await slot.play(msg["game_id"], PlayParams.from_dict(msg["params"]))
-                    except Exception as e:  # the database or the machine: retried later
-                        traceback.print_exc(file=sys.stderr)
-                        out = {"status": "error", "detail": f"{type(e).__name__}: {e}"}
-                    reply = {"type": "done", "game_id": msg["game_id"], **out}
-                elif msg["type"] == "tplay" and slot is not None:
-                    try:
-                        out = await slot.play_tournament(
-                            msg["run"], msg["game_id"], int(msg["attempt"]), msg["job"]
+        async with requests_on_stdin() as (nursery, incoming, stdout), incoming:
+            # closed before the nursery ends: no kept bot process outlives the slot
+            sessions = SessionPool(nursery)
+            try:
+                async for msg in incoming:
+                    if msg["type"] == "init":
+                        db = store.Database(msg["database"], pool_size=2)
+                        cache = BotCache(
+                            Path(msg["cache"]),
+                            msg.get("server"),
+                            msg.get("secret"),
+                            Path(msg["shared"]) if msg.get("shared") else None,
+                            lookup=partial(_published, db),
+                            blobs=partial(_blob, db),
                         )
-                    except Exception as e:  # the database or the machine: retried later
-                        traceback.print_exc(file=sys.stderr)
-                        out = {"status": "error", "detail": f"{type(e).__name__}: {e}"}
-                    reply = {"type": "done", "game_id": msg["game_id"], **out}
-                else:
-                    reply = {"type": "error", "message": f"unexpected {msg.get('type')!r}"}
-                await stdout.send_all(encode(reply))
+                        slot = Slot(db, cache, msg["worker"], sessions)
+                        reply: dict[str, Any] = {"type": "ready"}
+                    elif msg["type"] in ("play", "tplay") and slot is not None:
+                        try:
+                            out = await _job(slot, msg)
+                        except Exception as e:  # the database or the machine: retried later
+                            traceback.print_exc(file=sys.stderr)
+                            out = {"status": "error", "detail": f"{type(e).__name__}: {e}"}
+                        reply = {"type": "done", "game_id": msg["game_id"], **out}
+                    else:
+                        reply = {"type": "error", "message": f"unexpected {msg.get('type')!r}"}
+                    await stdout.send_all(encode(reply))
+            finally:
+                await sessions.aclose()
     finally:
         if db is not None:
             db.dispose()
+
+
+async def _job(slot: Slot, msg: dict[str, Any]) -> dict[str, Any]:
+    if msg["type"] == "play":
+        return await slot.play(msg["game_id"], PlayParams.from_dict(msg["params"]))
+    return await slot.play_tournament(msg["run"], msg["game_id"], int(msg["attempt"]), msg["job"])
 
 
 if __name__ == "__main__":

@@ -296,6 +296,30 @@ def test_workers_survive_kills_and_record_every_game_once(league, tmp_path):
         assert replay[v].sigma == pytest.approx(sigma, abs=1e-6)
 
 
+def test_worker_slots_keep_session_processes_when_the_league_allows(league, tmp_path):
+    """`reuse = true`: a worker's slot keeps each version's process between its games (the
+    random bots offer sessions); every game is recorded in full, and stopping the worker
+    leaves no bot process."""
+    d, url, engine = league
+    toml = d / "league.toml"
+    toml.write_text(toml.read_text().replace("reuse = false", "reuse = true", 1))
+    name = f"ws-{uuid.uuid4().hex[:6]}"
+    server = Server(d, "--no-local-games", "--stalled-after", STALLED_AFTER)
+    w = Worker(url, name, tmp_path, tmp_path / "ws.log", concurrency=1)
+    try:
+        wait_until(lambda: finished(engine) >= 6, "six games")
+    finally:
+        server.stop()
+    wait_until(lambda: live_jobs(engine) == 0, "the queue to drain")
+    assert w.stop() == 0
+    assert not leftovers(tmp_path, [name]), leftovers(tmp_path, [name])
+    records = [store.decompress_record(r) for (r,) in q(engine, "SELECT data FROM records")]
+    assert len(records) >= 6
+    assert all(rec["turns"] and all(e["kept"] for e in rec["exits"]) for rec in records)
+    session_games = sorted(r["session_game"] for rec in records for r in rec["ready"])
+    assert session_games[0] == 1 and session_games[-1] >= 4, session_games
+
+
 def test_a_stale_attempt_arriving_late_is_refused(league, tmp_path):
     """Worker a is frozen mid-game (SIGSTOP on it and its slot: a partition); its job stalls and
     worker b replays the game as attempt 2. Thawed, a finishes attempt 1 and tries to record it:

@@ -131,5 +131,8 @@ def job_from_claim(claim: Claim, settings: LeagueSettings) -> GameJob:
         "isolation": settings.isolation,
         # the league's limits are the ceiling of every manifest (Limits.capped_by, referee)
         "limits": dataclasses.asdict(settings.limits),
+        # bot sessions where the league allows them: the slot's pool keeps each version's
+        # process for its next game (arena/referee/sessions.py)
+        "reuse": settings.reuse,
     }
     return GameJob(claim.game_id, claim.attempt, match, (bots[0], bots[1]), claim.variant)

@@ -63,6 +63,7 @@ class QueueExecutor(Executor):
             isolation=settings.isolation,
             limits=settings.limits,
             max_attempts=settings.max_attempts,
+            reuse=settings.reuse,
         ).to_dict()
 
     def serving(self, urls: list[str]) -> None:
