@@ -15,7 +15,13 @@ makes its own databases and drops them. It prints:
    warm-up. Then the same with bots that think (a Python bot that spends 20 ms of CPU on each
    move, as an engine searching would): there the workers' work is the games, where with
    instant bots the server and PostgreSQL, on the same two cores, take a large share of each
-   game. Target: two workers >= 1.7x one worker (on two otherwise idle cores).
+   game. Target: two workers >= 1.7x one worker (on two otherwise idle cores). Those runs are
+   made twice: workers not pinned, and each worker (with its slots and bots) pinned to a core
+   of its own, i.e. one worker on one core against two workers on two cores: unpinned, one
+   worker alone already spreads over both cores (its two bots start at once, the next game's
+   start overlaps the last one's end), so its baseline is partly two cores' work. Each run
+   prints the CPU per game of the server, the workers (slots and bots) and PostgreSQL, and
+   how many cores were busy.
 3. a model of one PostgreSQL and N workers, fed with the measured database cost: games per
    second and the first limit met (worker slots, database CPU, rating-row locks, archive
    downloads), for N from 1 to 2000.
@@ -201,15 +207,49 @@ def finished(engine: sa.Engine) -> int:
         return conn.execute(sa.text("SELECT count(*) FROM games WHERE state = 'finished'")).scalar()
 
 
-def rate(engine: sa.Engine, warm: int, window: float) -> float:
+def rate(
+    engine: sa.Engine, warm: int, window: float, roles: dict[int, str]
+) -> tuple[float, dict[str, float]]:
+    """Games per second over `window` after `warm` games, and the CPU each role (the server,
+    the workers with their slots and bots, PostgreSQL) spent per game meanwhile, in ms."""
     deadline = time.monotonic() + 120
     while finished(engine) < warm:
         if time.monotonic() > deadline:
             raise SystemExit("no games are being played (see the logs in the temp dir)")
         time.sleep(0.2)
-    n0, t0 = finished(engine), time.monotonic()
+    n0, t0, c0 = finished(engine), time.monotonic(), cpu_by_role(roles)
     time.sleep(window)
-    return (finished(engine) - n0) / (time.monotonic() - t0)
+    n, c1 = finished(engine) - n0, cpu_by_role(roles)
+    per_game = {k: 1000 * (c1.get(k, 0.0) - c0.get(k, 0.0)) / max(1, n) for k in c1}
+    return n / (time.monotonic() - t0), per_game
+
+
+def cpu_by_role(roles: dict[int, str]) -> dict[str, float]:
+    """CPU seconds (user + system, with reaped children) of the process trees rooted at the
+    pids in `roles`, summed by role, and of every PostgreSQL process as `postgres`."""
+    tick = os.sysconf("SC_CLK_TCK")
+    procs: dict[int, tuple[int, float, str]] = {}
+    for entry in os.scandir("/proc"):
+        if not entry.name.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry.name}/stat") as f:
+                stat = f.read()
+        except OSError:
+            continue
+        comm = stat[stat.find("(") + 1 : stat.rfind(")")]
+        fields = stat[stat.rfind(")") + 2 :].split()
+        procs[int(entry.name)] = (int(fields[1]), sum(map(int, fields[11:15])) / tick, comm)
+    out: dict[str, float] = {}
+    for pid, (_, cpu, comm) in procs.items():
+        role = "postgres" if comm.startswith("postgres") else None
+        p = pid
+        while role is None and p in procs and p > 1:
+            role = roles.get(p)
+            p = procs[p][0]
+        if role is not None:
+            out[role] = out.get(role, 0.0) + cpu
+    return out
 
 
 THINKING_BOT = """from time import process_time
@@ -265,7 +305,8 @@ def league(tmp: Path, url: str, concurrency: int, thinking: bool = False) -> Pat
     return d
 
 
-def start(args: list[str], log: Path) -> subprocess.Popen:
+def start(args: list[str], log: Path, core: int | None = None) -> subprocess.Popen:
+    """`arena ARGS` in the background; with `core`, it and all it starts run on that core."""
     env = dict(os.environ, PYTHONPATH=str(REPO))
     return subprocess.Popen(
         [sys.executable, "-m", "arena", *args],
@@ -273,6 +314,7 @@ def start(args: list[str], log: Path) -> subprocess.Popen:
         env=env,
         stdout=open(log, "ab"),
         stderr=subprocess.STDOUT,
+        preexec_fn=None if core is None else (lambda: os.sched_setaffinity(0, {core})),
     )
 
 
@@ -288,11 +330,16 @@ def stop(procs: list[subprocess.Popen]) -> None:
             p.wait()
 
 
-def end_to_end(tmp: Path, window: float, thinking: bool = False) -> dict[str, float]:
+def end_to_end(
+    tmp: Path, window: float, thinking: bool = False, pinned: bool = False
+) -> dict[str, float]:
+    """Games per second of each run; with `pinned`, worker i runs on core i (one worker on
+    one core against two workers on two), the server and PostgreSQL anywhere."""
     out: dict[str, float] = {}
     runs = [("1 worker x 1 slot", 1), ("2 workers x 1 slot", 2)]
     if not thinking:
         runs.insert(0, ("in-process, concurrency 1", 0))
+    cores = sorted(os.sched_getaffinity(0))
     for label, workers in runs:
         with database() as url:
             d = league(tmp, url, 1, thinking)
@@ -317,14 +364,21 @@ def end_to_end(tmp: Path, window: float, thinking: bool = False) -> dict[str, fl
                             "5",
                         ],
                         tmp / f"worker-{i}.log",
+                        core=cores[i % len(cores)] if pinned else None,
                     )
                 )
+            roles = {procs[0].pid: "server"} | {p.pid: "workers" for p in procs[1:]}
             try:
-                out[label] = rate(engine, 5, window)
+                out[label], cpu = rate(engine, 5, window, roles)
             finally:
                 stop(procs)
                 engine.dispose()
-        print(f"   {label:28s} {out[label]:6.2f} games/s")
+        busy = sum(cpu.values()) * out[label] / 1000
+        spent = ", ".join(f"{k} {v:.1f}" for k, v in sorted(cpu.items()))
+        print(
+            f"   {label:28s} {out[label]:6.2f} games/s; CPU ms per game: {spent}"
+            f" ({busy:.2f} cores busy)"
+        )
     return out
 
 
@@ -393,10 +447,15 @@ def main() -> None:
                     f"   per-game time, 1 worker vs in-process: {1000 / one:.1f} vs"
                     f" {1000 / local:.1f} ms (queue path adds {1000 / one - 1000 / local:.1f} ms)"
                 )
-            print(f"   the same with bots that think 20 ms of CPU per move ({args.window:g} s)")
-            r = end_to_end(Path(tmp), args.window, thinking=True)
-            one, two = r["1 worker x 1 slot"], r["2 workers x 1 slot"]
-            print(f"   two workers / one worker: {two / one:.2f}x (target >= 1.7)")
+            for pinned in (False, True):
+                how = "one core per worker" if pinned else "not pinned"
+                print(
+                    f"   the same with bots that think 20 ms of CPU per move, {how}"
+                    f" ({args.window:g} s)"
+                )
+                r = end_to_end(Path(tmp), args.window, thinking=True, pinned=pinned)
+                one, two = r["1 worker x 1 slot"], r["2 workers x 1 slot"]
+                print(f"   two workers / one worker: {two / one:.2f}x (target >= 1.7)")
         model(1000 * total, 1000 * lock)
 
 

@@ -87,13 +87,18 @@ class PlayParams:
 
 class Slot:
     def __init__(
-        self, db: store.Database, cache: BotCache, worker: str, sessions: SessionPool
+        self,
+        db: store.Database,
+        cache: BotCache,
+        worker: str,
+        sessions: SessionPool | None = None,
     ) -> None:
         self.db = db
         self.cache = cache
         self.worker = worker
         #: the bot processes kept between games where the league or tournament allows
-        #: sessions (`reuse`); this slot plays one game at a time, as a pool requires
+        #: sessions (`reuse`); this slot plays one game at a time, as a pool requires (None:
+        #: every game starts its bots)
         self.sessions = sessions
 
     async def play(self, game_id: int, params: PlayParams) -> dict[str, Any]:
@@ -231,7 +236,7 @@ def _published(db: store.Database) -> tuple[str | None, str | None]:
         return fleet.get_meta(conn, fleet.SERVER_URL), fleet.get_meta(conn, fleet.WORKER_SECRET)
 
 
-async def _play(request: dict[str, Any], sessions: SessionPool) -> dict[str, Any]:
+async def _play(request: dict[str, Any], sessions: SessionPool | None) -> dict[str, Any]:
     from arena.tournaments.worker import load_specs, play_one
 
     try:
