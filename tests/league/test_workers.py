@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -48,14 +48,24 @@ def wait_until(predicate: Callable[[], Any], what: str, timeout: float = 90.0) -
 
 
 class Worker:
-    """A real `arena league worker` process."""
+    """A real `arena league worker` process; `wrap` is a command it runs under (`nsenter
+    --net=...` puts it in another network namespace: tests/league/test_workers_netns.py)."""
 
-    def __init__(self, url: str, name: str, tmp: Path, log: Path, concurrency: int = 2) -> None:
+    def __init__(
+        self,
+        url: str,
+        name: str,
+        tmp: Path,
+        log: Path,
+        concurrency: int = 2,
+        wrap: Sequence[str] = (),
+    ) -> None:
         self.name = name
         self.log = log
         self.out = open(log, "ab")  # noqa: SIM115
         self.proc = subprocess.Popen(
             [
+                *wrap,
                 sys.executable,
                 "-m",
                 "arena",
@@ -220,6 +230,95 @@ def replayed_ratings(engine: sa.Engine) -> dict[int, Skill]:
     return best
 
 
+def kill_mid_game(
+    engine: sa.Engine, a: Worker, start: Callable[[], Worker]
+) -> tuple[tuple[int, int], Worker]:
+    """SIGKILL worker `a` in the middle of a game and wait until another worker has replayed
+    that game; the game and its lost attempt, and `a` started again (`start()`).
+
+    What a held is read at once after the kill, before a live worker can take its jobs over
+    (--stalled-after seconds later, when its slots may still be going down on a loaded
+    machine). A game can still end between seeing it in play and the kill, or in the slot
+    before it sees its pipe close: an attempt is lost only if it is still open, or was since
+    closed as lost, once a's slots are gone. If a lost nothing, it is started and killed
+    again."""
+    name = a.name
+    for _ in range(20):
+        wait_until(lambda: playing(engine, name), f"worker {name} to be mid-game")
+        a_slots = a.slot_pids()
+        a.stop(signal.SIGKILL)
+        held = q(
+            engine,
+            "SELECT game_id, attempt FROM attempts WHERE worker = :w AND ended_at IS NULL",
+            w=name,
+        )
+        # its slot processes see their pipe close and take their bots down with them
+        wait_until(
+            lambda pids=a_slots: not any(Path(f"/proc/{p}").exists() for p in pids),
+            f"{name}'s slots",
+        )
+        lost = [
+            (g, n)
+            for g, n in held
+            if q(
+                engine,
+                "SELECT 1 FROM attempts WHERE game_id = :g AND attempt = :n "
+                "AND (ended_at IS NULL OR outcome = :lost)",
+                g=g,
+                n=n,
+                lost=fleet.LOST,
+            )
+        ]
+        if lost:
+            break
+        a = start()
+    else:
+        raise AssertionError(f"worker {name} never died holding a game")
+    game, attempt = lost[0]
+    wait_until(
+        lambda: q(
+            engine,
+            "SELECT 1 FROM games WHERE id = :g AND state = 'finished' AND attempt > :n",
+            g=game,
+            n=attempt,
+        ),
+        "the lost game to be replayed elsewhere",
+    )
+    return (game, attempt), start()
+
+
+def check_every_game_once(
+    engine: sa.Engine, lost: tuple[int, int], killed: str, at_least: int
+) -> None:
+    """After the workers drained the queue: every game finished and recorded exactly once,
+    the killed worker's `lost` attempt (game, attempt) voided against it, unrated, and the
+    ratings equal a replay of the recorded results."""
+    game, attempt = lost
+    states = dict(q(engine, "SELECT state, count(*) FROM games GROUP BY state"))
+    assert set(states) == {"finished"}, states  # none lost, none stuck
+    assert states["finished"] >= at_least
+    n_records = q(engine, "SELECT count(*) FROM records")[0][0]
+    assert n_records == states["finished"]  # recorded exactly once
+    # the killed attempt: voided as the worker's fault, logged against that worker, unrated
+    voids = q(engine, "SELECT game_id, attempt, kind FROM voids")
+    assert (game, attempt, "worker_lost") in voids
+    assert {k for _, _, k in voids} == {"worker_lost"}
+    outcome = q(
+        engine,
+        "SELECT worker, outcome FROM attempts WHERE game_id = :g AND attempt = :n",
+        g=game,
+        n=attempt,
+    )
+    assert outcome == [(killed, fleet.LOST)]
+    # every rated game counted once in both ratings, and they equal a replay of the results
+    games_per_version = dict(q(engine, "SELECT version_id, games FROM ratings"))
+    assert sum(games_per_version.values()) == 2 * states["finished"]
+    replay = replayed_ratings(engine)
+    for v, mu, sigma in q(engine, "SELECT version_id, mu, sigma FROM ratings"):
+        assert replay[v].mu == pytest.approx(mu, abs=1e-6)
+        assert replay[v].sigma == pytest.approx(sigma, abs=1e-6)
+
+
 def test_workers_survive_kills_and_record_every_game_once(league, tmp_path):
     d, url, engine = league
     tag = uuid.uuid4().hex[:6]
@@ -229,35 +328,10 @@ def test_workers_survive_kills_and_record_every_game_once(league, tmp_path):
     b = Worker(url, names[1], tmp_path, tmp_path / "wb.log")
     try:
         wait_until(lambda: finished(engine) >= 8, "the first games")
-        # SIGKILL worker a in the middle of a game; its job stalls, b takes it over. A game
-        # can still end between seeing it in play and the kill (or in the slot before it sees
-        # its pipe close), so the lost game is read once a and its slots are gone, and if a
-        # finished everything it held, it is started and killed again.
-        lost = None
-        for _ in range(20):
-            wait_until(lambda: playing(engine, names[0]), "worker a to be mid-game")
-            a_slots = a.slot_pids()
-            a.stop(signal.SIGKILL)
-            # its slot processes see their pipe close and take their bots down with them
-            wait_until(
-                lambda pids=a_slots: not any(Path(f"/proc/{p}").exists() for p in pids),
-                "a's slots",
-            )
-            held = playing(engine, names[0])
-            if held:
-                lost = held[0]
-                break
-            a = Worker(url, names[0], tmp_path, tmp_path / "wa.log")
-        assert lost is not None, "worker a never died holding a game"
-        wait_until(
-            lambda: q(
-                engine,
-                "SELECT 1 FROM games WHERE id = :g AND state = 'finished' AND attempt >= 2",
-                g=lost,
-            ),
-            "the lost game to be replayed elsewhere",
+        # SIGKILL worker a in the middle of a game; its job stalls, b takes it over
+        lost, a = kill_mid_game(
+            engine, a, lambda: Worker(url, names[0], tmp_path, tmp_path / "wa.log")
         )
-        a = Worker(url, names[0], tmp_path, tmp_path / "wa.log")
         wait_until(lambda: finished(engine) >= 25, "more games")
 
         # the server is killed; the workers go on with the games queued, then it comes back
@@ -275,25 +349,7 @@ def test_workers_survive_kills_and_record_every_game_once(league, tmp_path):
     for w in (a, b):
         assert w.stop() == 0
     assert not leftovers(tmp_path, names), leftovers(tmp_path, names)
-
-    states = dict(q(engine, "SELECT state, count(*) FROM games GROUP BY state"))
-    assert set(states) == {"finished"}, states  # none lost, none stuck
-    assert states["finished"] >= 50
-    n_records = q(engine, "SELECT count(*) FROM records")[0][0]
-    assert n_records == states["finished"]  # recorded exactly once
-    # the killed attempt: voided as the worker's fault, logged against that worker, unrated
-    voids = q(engine, "SELECT game_id, attempt, kind FROM voids")
-    assert (lost, 1, "worker_lost") in voids
-    assert {k for _, _, k in voids} == {"worker_lost"}
-    outcome = q(engine, "SELECT worker, outcome FROM attempts WHERE game_id = :g", g=lost)
-    assert (names[0], fleet.LOST) in outcome
-    # every rated game counted once in both ratings, and they equal a replay of the results
-    games_per_version = dict(q(engine, "SELECT version_id, games FROM ratings"))
-    assert sum(games_per_version.values()) == 2 * states["finished"]
-    replay = replayed_ratings(engine)
-    for v, mu, sigma in q(engine, "SELECT version_id, mu, sigma FROM ratings"):
-        assert replay[v].mu == pytest.approx(mu, abs=1e-6)
-        assert replay[v].sigma == pytest.approx(sigma, abs=1e-6)
+    check_every_game_once(engine, lost, names[0], 50)
 
 
 def test_worker_slots_keep_session_processes_when_the_league_allows(league, tmp_path):
