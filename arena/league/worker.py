@@ -31,6 +31,7 @@ import contextlib
 import json
 import logging
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -236,7 +237,43 @@ def _prepare(config: WorkerConfig, name: str) -> dict[str, Any]:
     }
 
 
+def _taken_over(exc: BaseException | None) -> str | None:
+    """The job id, if `exc` is procrastinate failing to save the status of a job that is no
+    longer this worker's: it stalled (frozen, cut off), the job was retried on another worker
+    and finished there, and the result this worker sent late was refused as stale. Expected
+    after a partition; not a fault of this worker's now."""
+    cause = getattr(exc, "__cause__", None)
+    if not isinstance(exc, pq_exceptions.ConnectorException) or cause is None:
+        return None
+    m = re.search(
+        r'Job was not found or not in "doing" or "todo" status \(job id: (\d+)\)', str(cause)
+    )
+    return m.group(1) if m else None
+
+
+def _forgotten(exc: BaseException) -> bool:
+    """Is `exc` procrastinate unable to take a job because this worker's registration is
+    gone? Live workers prune a worker whose heartbeat stopped for `stalled_after` (it was
+    frozen or cut off, and its jobs were retried elsewhere): when it comes back, it has to
+    register again to go on."""
+    return "procrastinate_jobs_worker_id_fkey" in str(getattr(exc, "__cause__", None))
+
+
+def _loop_errors(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    """One line for a job taken over by another worker (see `_taken_over`), where asyncio would
+    print procrastinate's traceback; anything else as asyncio does."""
+    job = _taken_over(context.get("exception"))
+    if job is None:
+        loop.default_exception_handler(context)
+        return
+    _log(
+        f"job {job}: its status was not saved here: after this worker stalled it was retried"
+        " and finished elsewhere"
+    )
+
+
 async def _main(config: WorkerConfig) -> None:
+    asyncio.get_running_loop().set_exception_handler(_loop_errors)
     name = config.worker_name()
     swept = await asyncio.to_thread(sweep_leftovers, config.cache.expanduser())
     if swept:
@@ -293,16 +330,26 @@ async def _main(config: WorkerConfig) -> None:
                 asyncio.create_task(_sweep_stalled(app, config)),
             ]
             try:
-                await app.run_worker_async(
-                    queues=[queue.QUEUE],
-                    name=name,
-                    concurrency=config.concurrency,
-                    update_heartbeat_interval=config.heartbeat,
-                    stalled_worker_timeout=config.stalled_after,
-                    shutdown_graceful_timeout=config.grace,
-                    delete_jobs="successful",
-                    install_signal_handlers=True,
-                )
+                while True:
+                    try:
+                        await app.run_worker_async(
+                            queues=[queue.QUEUE],
+                            name=name,
+                            concurrency=config.concurrency,
+                            update_heartbeat_interval=config.heartbeat,
+                            stalled_worker_timeout=config.stalled_after,
+                            shutdown_graceful_timeout=config.grace,
+                            delete_jobs="successful",
+                            install_signal_handlers=True,
+                        )
+                        break
+                    except pq_exceptions.ConnectorException as e:
+                        if not _forgotten(e):
+                            raise
+                        _log(
+                            "the queue took this worker for dead while it stalled (frozen or"
+                            " cut off for longer than --stalled-after); registered again"
+                        )
             finally:
                 for t in tasks:
                     t.cancel()
