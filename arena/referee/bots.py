@@ -122,7 +122,18 @@ class BotSpec:
         return Path(found) if found else None
 
     def executable_hash(self) -> str:
-        """sha256 of the bot's executable (or script) if resolvable, else of the command."""
+        """sha256 of the bot's executable (or script) if resolvable, else of the command.
+
+        Called for every game: the file is found with one stat call on a string where
+        possible (the same choice as `executable_path`), and its hash is remembered."""
+        for candidate in _executable_candidates(self.command, str(self.workdir)):
+            try:
+                st = os.stat(candidate)
+            except OSError:
+                continue
+            if stat.S_ISREG(st.st_mode):
+                return _file_sha256(candidate, st.st_dev, st.st_ino, st.st_size, st.st_ctime_ns)
+            break  # not a plain file (a directory): `executable_path` looks further
         path = self.executable_path()
         if path is not None:
             try:
@@ -151,11 +162,7 @@ class BotSpec:
             built = os.stat(output).st_mtime
         except OSError:
             return True
-        workdir = str(self.workdir)
-        for word in self.build[1:]:
-            p = os.path.normpath(os.path.join(workdir, word))
-            if p == output:
-                continue
+        for p in _build_inputs(self.build, str(self.workdir), output):
             try:
                 st = os.stat(p)
             except OSError:
@@ -163,7 +170,7 @@ class BotSpec:
             if stat.S_ISREG(st.st_mode) and st.st_mtime > built:
                 return True
         manifest = self.manifest
-        return manifest is not None and manifest.stat().st_mtime > built
+        return manifest is not None and os.stat(manifest).st_mtime > built
 
     def _build_output(self) -> str | None:
         """The command word the build produces (named in the build argv), else the command's
@@ -223,6 +230,26 @@ class BotSpec:
             "encoding": self.encoding,
             "isolation": self.isolation,
         }
+
+
+@functools.lru_cache(maxsize=256)
+def _executable_candidates(command: tuple[str, ...], workdir: str) -> tuple[str, ...]:
+    """The first file `executable_path` would try, as a string (none for a program on
+    PATH, which `executable_path` resolves itself)."""
+    first = command[0]
+    for word in command[1:] if _is_python(first) else command:
+        if word.startswith("-"):
+            continue
+        return (word if os.path.isabs(word) else os.path.join(workdir, word),)
+    return ()
+
+
+@functools.lru_cache(maxsize=256)
+def _build_inputs(build: tuple[str, ...], workdir: str, output: str) -> tuple[str, ...]:
+    """The paths of the build command's words other than its output (the files a rebuild
+    is due for when one is newer than the output; most words name no file at all)."""
+    paths = (os.path.normpath(os.path.join(workdir, word)) for word in build[1:])
+    return tuple(p for p in paths if p != output)
 
 
 @functools.lru_cache(maxsize=256)

@@ -52,6 +52,7 @@ if TYPE_CHECKING:
 #: RLIMIT_CPU of a process that may be kept, in games' CPU budgets, where the limit of a
 #: running process cannot be renewed
 SESSION_CPU_GAMES = 4
+_CLK_TCK = os.sysconf("SC_CLK_TCK")
 #: idle processes kept per pool at most (a slot needs two; self-play and varied pairings more)
 MAX_IDLE = 8
 
@@ -76,12 +77,17 @@ class Session:
         if pid is None:
             return None
         try:
-            with open(f"/proc/{pid}/stat", "rb") as f:
-                fields = f.read().rsplit(b")", 1)[1].split()
+            # os-level calls: a buffered file object cost more than the read, every game
+            fd = os.open(f"/proc/{pid}/stat", os.O_RDONLY)
+            try:
+                data = os.read(fd, 4096)
+            finally:
+                os.close(fd)
+            fields = data.rsplit(b")", 1)[1].split()
         except (OSError, IndexError):
             return None
         # after the command name: state is field 3, utime 14 and stime 15 (proc(5))
-        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        return (int(fields[11]) + int(fields[12])) / _CLK_TCK
 
     def usable(self) -> bool:
         """Alive, not broken, nothing unread: fit for another game."""
@@ -105,6 +111,8 @@ class Session:
         if used is None:
             return False
         limit = math.ceil(used) + cpu_budget
+        if limit == self.cpu_limit:
+            return True  # renewed to this already (a bot's game costs it little CPU)
         try:
             resource.prlimit(self.proc.pid, resource.RLIMIT_CPU, (limit, limit + 1))  # type: ignore[attr-defined]
         except (OSError, ValueError, AttributeError):

@@ -28,7 +28,7 @@ import sqlite3
 import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -42,7 +42,8 @@ from arena.tournaments.progress import Progress
 from arena.tournaments.schedule import ScheduledGame, build_schedule, game_id, random_opening
 from arena.tournaments.sprt import SprtState
 from arena.tournaments.stopping import SprtRule
-from arena.tournaments.store import AsyncStore, GameRow, Store, StoreError
+from arena.tournaments.store import AsyncStore, FinishedGame, GameRow, Store, StoreError
+from arena.tournaments.worker import LineReader, decode, encode, record_text
 
 #: games a slot keeps sent to its worker process: the one in play and the next
 PLAY_AHEAD = 2
@@ -108,7 +109,7 @@ def _cores() -> list[int]:
         return list(range(os.cpu_count() or 1))
 
 
-def row_from_record(sg: ScheduledGame, record: dict[str, Any], attempt: int) -> GameRow:
+def row_from_record(sg: ScheduledGame, record: Mapping[str, Any], attempt: int) -> GameRow:
     """The report row of a just-finished game, without reading it back from the database."""
     res = record["result"]
     bots = sorted(record["bots"], key=lambda b: b["seat"])
@@ -143,7 +144,6 @@ class WorkerProcess:
     """One referee worker process (arena/tournaments/worker.py) and its JSON Lines pipe."""
 
     def __init__(self, proc: trio.Process) -> None:
-        from arena.tournaments.worker import LineReader
 
         self.proc = proc
         assert proc.stdout is not None and proc.stdin is not None
@@ -190,8 +190,6 @@ class WorkerProcess:
     async def send(self, msg: dict[str, Any]) -> None:
         """Send a request without waiting for its reply (`receive` reads the replies in
         order)."""
-        from arena.tournaments.worker import encode
-
         try:
             await self.proc.stdin.send_all(encode(msg))  # type: ignore[union-attr]
         except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as e:
@@ -219,7 +217,7 @@ class WorkerProcess:
             raise WorkerDied(f"referee worker process ended (exit status {self.proc.returncode})")
         self.last_line = line
         try:
-            reply = json.loads(line)
+            reply = decode(line)
         except ValueError:
             raise WorkerDied(f"referee worker sent garbage: {line[:200]!r}") from None
         if not isinstance(reply, dict):
@@ -278,6 +276,9 @@ class _Run:
         self.on_decided: Callable[[], None] = lambda: None
         #: where finished games are committed while their slot plays on (None: in line)
         self.commits: trio.Nursery | None = None
+        #: finished games waiting for the next commit, and whether a commit task runs
+        self.finished: list[tuple[ScheduledGame, FinishedGame]] = []
+        self.committing = False
         #: with `config.database`: the league's workers play the games (arena/tournaments/remote.py)
         self.remote: Any = None
 
@@ -451,13 +452,25 @@ class _Run:
             if reply.get("user"):
                 raise ArenaError(f"{sg.game_id}: {reply['message']}")
             raise RuntimeError(f"referee worker failed on {sg.game_id}:\n{reply['message']}")
-        data = reply["record"]
+        finished = FinishedGame(
+            sg.game_id,
+            sg.seq,
+            sg.round,
+            sg.game,
+            sg.pair,
+            sg.seat_order,
+            attempt,
+            reply["record"],
+            reply.get("record_json"),
+        )
+        self.finished.append((sg, finished))
         if self.commits is None:
-            await self._commit(sg, attempt, data)
-        else:
+            await self._commit_finished()
+        elif not self.committing:
             # the slot's next game need not wait for the disk: the commit runs beside it
             # (shielded, in the run's nursery, which ends only when every commit has)
-            self.commits.start_soon(self._commit, sg, attempt, data)
+            self.committing = True
+            self.commits.start_soon(self._commit_finished)
         return True
 
     def _give_up(self, sg: ScheduledGame) -> None:
@@ -466,26 +479,32 @@ class _Run:
             f"unplayable: {sg.game_id} voided {self.config.max_attempts} times in this run"
         )
 
-    async def _commit(self, sg: ScheduledGame, attempt: int, data: dict[str, Any]) -> None:
-        """Record a finished game; only then does it count (played, progress, SPRT)."""
-        # shielded: once a game has finished, stopping the run must not lose it
-        with trio.CancelScope(shield=True), _kept_on_failure(sg.game_id, data):
-            await self.store.call(
-                "record_game",
-                game_id=sg.game_id,
-                seq=sg.seq,
-                round_=sg.round,
-                game=sg.game,
-                pair=sg.pair,
-                seat_order=sg.seat_order,
-                attempt=attempt,
-                run_id=self.run_id,
-                record=data,
-            )
-        self.played += 1
-        row = row_from_record(sg, data, attempt)
-        self.progress.game_finished(row)
-        self.count_for_sprt(row)
+    async def _commit_finished(self) -> None:
+        """Record the finished games; only then does each count (played, progress, SPRT).
+
+        A group commit: one transaction holds every game that finished while the previous
+        one was being written, so a run whose games finish faster than single commits could
+        keep up pays one commit for several games. Shielded: once a game has finished,
+        stopping the run must not lose it; a game that finished but is not committed when the
+        process dies is not in the file, so the next run plays it again."""
+        try:
+            with trio.CancelScope(shield=True):
+                while self.finished:
+                    batch, self.finished = self.finished, []
+                    try:
+                        await self.store.call("record_games", [g for _, g in batch], self.run_id)
+                    except StoreError as e:
+                        # what finished meanwhile cannot be committed either: kept alike
+                        batch += self.finished
+                        self.finished = []
+                        raise _kept(e, batch) from None
+                    for sg, g in batch:
+                        self.played += 1
+                        row = row_from_record(sg, g.record, g.attempt)
+                        self.progress.game_finished(row)
+                        self.count_for_sprt(row)
+        finally:
+            self.committing = False
 
     def count_for_sprt(self, row: GameRow) -> None:
         if self.sprt is None:
@@ -498,23 +517,22 @@ class _Run:
             self.on_decided()
 
 
-@contextlib.contextmanager
-def _kept_on_failure(game_id: str, record: dict[str, Any]) -> Any:
-    """A finished game whose commit failed (the results file became unwritable) is not
-    lost: its record goes to a JSON file in the temporary directory, and the error that
+def _kept(error: StoreError, batch: list[tuple[ScheduledGame, FinishedGame]]) -> StoreError:
+    """Finished games whose commit failed (the results file became unwritable) are not
+    lost: each record goes to a JSON file in the temporary directory, and the error that
     stops the run says where (`arena tournament` cannot import it back yet; `arena replay`
     reads it)."""
-    try:
-        yield
-    except StoreError as e:
+    notes = []
+    for _, g in batch:
         try:
-            fd, spare = tempfile.mkstemp(prefix=f"arena-{game_id}-", suffix=".json")
+            fd, spare = tempfile.mkstemp(prefix=f"arena-{g.game_id}-", suffix=".json")
             with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(record, f, indent=1)
+                json.dump(g.record, f, indent=1)
             kept = f"its record was saved to {spare}"
         except OSError as oe:
             kept = f"its record could not be saved either: {oe.strerror or oe}"
-        raise StoreError(f"{e}; game {game_id} finished but was not recorded, {kept}") from None
+        notes.append(f"game {g.game_id} finished but was not recorded, {kept}")
+    return StoreError(f"{error}; {'; '.join(notes)}")
 
 
 class _Slot:
@@ -580,7 +598,13 @@ class _Slot:
         if self.process is None:
             raise WorkerDied("referee worker process closed")
         try:
-            return await self.process.receive()
+            reply = await self.process.receive()
+            if reply.get("type") == "record":
+                # the record's text as the worker encoded it: stored as is (see _settle)
+                text = record_text(reply, self.process.last_line)
+                if text is not None:
+                    reply["record_json"] = text.decode()
+            return reply
         except BaseException as e:
             if not isinstance(e, WorkerDied):
                 with trio.CancelScope(shield=True):

@@ -156,6 +156,63 @@ def _row(r: tuple) -> GameRow:
     )
 
 
+@dataclass(frozen=True)
+class FinishedGame:
+    """A finished game for `Store.record_games`: where it sits in the schedule and its record
+    (`record_json`: the record's compact JSON text as the referee worker sent it, stored as
+    is instead of being encoded again)."""
+
+    game_id: str
+    seq: int
+    round: int
+    game: str
+    pair: int
+    seat_order: int
+    attempt: int
+    record: Mapping[str, Any]
+    record_json: str | None = None
+
+
+def _game_row(g: FinishedGame, run_id: int) -> tuple[Any, ...]:
+    """The `games` row of a finished game, in the column order of `record_games`."""
+    record = g.record
+    res = record["result"]
+    bots = sorted(record["bots"], key=lambda b: b["seat"])
+    scores = [*list(res.get("scores") or [None, None]), None, None]
+    duration = record.get("duration") or _duration(
+        record.get("started_at"), record.get("finished_at")
+    )
+    text = g.record_json
+    if text is None:
+        text = json.dumps(record, separators=(",", ":"))
+    return (
+        g.game_id,
+        g.seq,
+        g.round,
+        g.game,
+        record["game"],
+        g.pair,
+        g.seat_order,
+        bots[0]["name"],
+        bots[1]["name"],
+        res.get("winner"),
+        res.get("result") or {0: "1-0", 1: "0-1"}.get(res.get("winner"), "1/2-1/2"),
+        res.get("reason", ""),
+        res.get("detail", "") or "",
+        int(bool(res.get("forfeit"))),
+        res.get("loser_seat"),
+        scores[0],
+        scores[1],
+        record.get("turn_count"),
+        duration,
+        g.attempt,
+        run_id,
+        record.get("started_at"),
+        record.get("finished_at"),
+        text,
+    )
+
+
 class Store:
     """A tournament results file. Blocking: call from `trio.to_thread` (see `AsyncStore`)."""
 
@@ -374,50 +431,33 @@ class Store:
         attempt: int,
         run_id: int,
         record: Mapping[str, Any],
+        record_json: str | None = None,
     ) -> None:
-        """Commit one finished game with its full record, atomically.
-
-        Raises sqlite3.IntegrityError if the game is already recorded: that would be a
-        scheduling bug, and failing is better than counting a game twice.
-        """
-        res = record["result"]
-        bots = sorted(record["bots"], key=lambda b: b["seat"])
-        scores = [*list(res.get("scores") or [None, None]), None, None]
-        duration = record.get("duration") or _duration(
-            record.get("started_at"), record.get("finished_at")
+        """Commit one finished game with its full record, atomically (`record_games`)."""
+        self.record_games(
+            [
+                FinishedGame(
+                    game_id, seq, round_, game, pair, seat_order, attempt, record, record_json
+                )
+            ],
+            run_id,
         )
+
+    def record_games(self, games: list[FinishedGame], run_id: int) -> None:
+        """Commit finished games with their full records, all in one transaction (a group
+        commit: the runner gathers the games that finished while its previous commit ran).
+
+        Raises sqlite3.IntegrityError if a game is already recorded (and commits none): that
+        would be a scheduling bug, and failing is better than counting a game twice.
+        """
+        rows = [_game_row(g, run_id) for g in games]
         with self._transaction() as db:
-            db.execute(
+            db.executemany(
                 f"INSERT INTO games ({_ROW_COLUMNS}, run_id, started_at, finished_at, record) "
                 "VALUES (" + ", ".join("?" * 24) + ")",
-                (
-                    game_id,
-                    seq,
-                    round_,
-                    game,
-                    record["game"],
-                    pair,
-                    seat_order,
-                    bots[0]["name"],
-                    bots[1]["name"],
-                    res.get("winner"),
-                    res.get("result") or {0: "1-0", 1: "0-1"}.get(res.get("winner"), "1/2-1/2"),
-                    res.get("reason", ""),
-                    res.get("detail", "") or "",
-                    int(bool(res.get("forfeit"))),
-                    res.get("loser_seat"),
-                    scores[0],
-                    scores[1],
-                    record.get("turn_count"),
-                    duration,
-                    attempt,
-                    run_id,
-                    record.get("started_at"),
-                    record.get("finished_at"),
-                    json.dumps(record, separators=(",", ":")),
-                ),
+                rows,
             )
-            db.execute("UPDATE runs SET played = played + 1 WHERE run_id = ?", (run_id,))
+            db.execute("UPDATE runs SET played = played + ? WHERE run_id = ?", (len(rows), run_id))
 
     def record_void(self, game_id: str, attempt: int, reason: str, run_id: int) -> None:
         with self._transaction() as db:

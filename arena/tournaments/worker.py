@@ -67,6 +67,35 @@ def encode(msg: dict[str, Any]) -> bytes:
     return json.dumps(msg, separators=(",", ":")).encode() + b"\n"
 
 
+def decode(line: bytes) -> Any:
+    """A line of the pipe (`encode`'s output): orjson where it can (a record is most of the
+    runner's work per game with instant bots), the standard library where orjson refuses
+    (NaN, integers beyond 64 bits), ValueError if it is not JSON."""
+    try:
+        import orjson
+    except ImportError:  # pragma: no cover - the arena depends on it
+        return json.loads(line)
+    try:
+        return orjson.loads(line)
+    except orjson.JSONDecodeError:
+        return json.loads(line)
+
+
+def record_text(reply: dict[str, Any], line: bytes) -> bytes | None:
+    """The record's own JSON text inside a worker's reply line, which `encode` writes as
+    `{"type":"record","game_id":<id>,"record":{...}}` (compact, like the stores' own
+    encoding): with that exact start and no other key, the rest up to the final brace is the
+    record, so the receiver need not encode it again. None otherwise."""
+    gid = reply.get("game_id")
+    if set(reply) != {"type", "game_id", "record"} or not isinstance(gid, int | str):
+        return None
+    head = b'{"type":"record","game_id":' + json.dumps(gid).encode() + b',"record":'
+    body = line.rstrip(b"\r\n")
+    if not (body.startswith(head) and body.endswith(b"}")):
+        return None
+    return body[len(head) : -1]
+
+
 @asynccontextmanager
 async def requests_on_stdin() -> AsyncIterator[
     tuple[trio.Nursery, trio.MemoryReceiveChannel[dict[str, Any]], trio.lowlevel.FdStream]

@@ -22,6 +22,7 @@ from arena.league.executors.base import Executor, GameJob, JobSource, Outcome
 from arena.league.live import LiveGames
 from arena.league.store import VoidKind
 from arena.tournaments.runner import WorkerDied, WorkerProcess
+from arena.tournaments.worker import record_text as _record_json
 
 
 class InProcessExecutor(Executor):
@@ -106,18 +107,3 @@ def _outcome(job: GameJob, reply: dict, line: bytes = b"") -> Outcome:
     if reason.startswith("RefereeFault"):
         return Outcome(job, void=VoidKind.REFEREE_FAULT, reason=reason)
     return Outcome(job, void=VoidKind.INTERNAL_ERROR, reason=reason)
-
-
-def _record_json(reply: dict, line: bytes) -> bytes | None:
-    """The record's own JSON text inside the worker's reply line, which the worker encodes as
-    `{"type":"record","game_id":N,"record":{...}}` (arena/tournaments/worker.py, compact, like
-    `store.compress_record`): with that exact start and no other key, the rest up to the final
-    brace is the record, so the server need not encode it again. None otherwise."""
-    gid = reply.get("game_id")
-    if set(reply) != {"type", "game_id", "record"} or not isinstance(gid, int):
-        return None
-    head = b'{"type":"record","game_id":' + str(gid).encode() + b',"record":'
-    body = line.rstrip(b"\r\n")
-    if not (body.startswith(head) and body.endswith(b"}")):
-        return None
-    return body[len(head) : -1]
