@@ -46,8 +46,6 @@ from test_workers import (
     wait_until,
 )
 
-pytestmark = [pytest.mark.slow, pytest.mark.postgres]
-
 league = test_workers.league  # the fixture: a PostgreSQL league of two random bots
 
 #: names of what a run makes: namespaces `arena-lan-PID-I`, the bridge `arnb-PID`, the root
@@ -55,6 +53,8 @@ league = test_workers.league  # the fixture: a PostgreSQL league of two random b
 NETNS = re.compile(r"^arena-lan-(\d+)-\d+$")
 LINK = re.compile(r"^arn[bv]-(\d+)(?:-\d+)?$")
 SUBNETS = "10.213.{}.0/24"
+#: written in a namespace, turns IPv6 off there (the namespace has IPv4 on its subnet only)
+NO_IPV6 = "/proc/sys/net/ipv6/conf/all/disable_ipv6"
 
 
 def ip(*args: str, check: bool = True) -> str:
@@ -155,7 +155,7 @@ def private_lan(n: int) -> Iterator[Lan]:
             ip("link", "add", veth, "type", "veth", "peer", "name", "eth0", "netns", ns)
             ip("link", "set", veth, "master", bridge, "up")
             subprocess.run(
-                [*lan.wrap(ns), "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"],
+                [*lan.wrap(ns), "sh", "-c", f"[ ! -e {NO_IPV6} ] || echo 1 >{NO_IPV6}"],
                 check=True,
                 timeout=30,
             )
@@ -219,17 +219,23 @@ def clients(engine: sa.Engine) -> set[str]:
     return {r[0] for r in rows}
 
 
-def needs_root_and_local_postgres() -> None:
+def needs_root() -> None:
     if os.geteuid() != 0:
         pytest.skip("network namespaces and veth pairs need root (CAP_NET_ADMIN)")
     missing = [c for c in ("ip", "nsenter") if shutil.which(c) is None]
     if missing:
         pytest.skip(f"needs iproute2 and util-linux: missing {missing}")
+
+
+def needs_root_and_local_postgres() -> None:
+    needs_root()
     host = sa.engine.make_url(ADMIN_URL).host
     if host not in ("127.0.0.1", "localhost"):
         pytest.skip(f"the workers reach this machine's PostgreSQL only, not {host}")
 
 
+@pytest.mark.slow
+@pytest.mark.postgres
 def test_workers_in_network_namespaces_need_only_the_database_and_the_server(league, tmp_path):
     needs_root_and_local_postgres()
     d, url, engine = league
@@ -316,3 +322,30 @@ def test_workers_in_network_namespaces_need_only_the_database_and_the_server(lea
     check_every_game_once(engine, lost, names[0], 20)
     attempts = {r[0] for r in q(engine, "SELECT DISTINCT worker FROM attempts")}
     assert attempts == set(names), attempts
+
+
+def test_the_namespaces_and_links_of_a_dead_run_are_removed():
+    """A run killed before its finalizer leaves its namespaces (with processes in them) and
+    links; the next run removes them, and nothing of a live run."""
+    needs_root_and_local_postgres()
+    dead = subprocess.Popen(["true"])
+    dead.wait()  # a pid no live run has
+    ns, bridge = f"arena-lan-{dead.pid}-0", f"arnb-{dead.pid}"
+    live = f"arena-lan-{os.getppid()}-0"  # pytest's parent: alive, so never stale
+    ip("netns", "add", ns)
+    ip("netns", "add", live)
+    ip("link", "add", bridge, "type", "bridge")
+    proc = subprocess.Popen(["nsenter", f"--net=/run/netns/{ns}", "sleep", "600"])
+    try:
+        wait_until(lambda: netns_pids(ns) == [proc.pid], "a process in the stale namespace")
+        remove_stale()
+        assert proc.wait(timeout=30) == -signal.SIGKILL
+        assert ns not in ip("netns", "list") and live in ip("netns", "list")
+        assert bridge not in ip("-o", "link", "show")
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+        ip("netns", "del", ns, check=False)
+        ip("netns", "del", live, check=False)
+        ip("link", "del", bridge, check=False)
