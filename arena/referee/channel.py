@@ -18,6 +18,7 @@ import contextlib
 import math
 import os
 import re
+import select
 from collections.abc import Callable
 from typing import Any
 
@@ -368,6 +369,28 @@ class BotChannel(Seat):
             await self.proc.stdin.send_all(data)
             return True
         return False
+
+    def send_at_once(self, msg: dict[str, Any]) -> bool | None:
+        """`send_quietly` without waiting, where that is certain: a message of at most
+        PIPE_BUF bytes goes into a pipe whole or not at all. True: written; None: not
+        written (not a pipe, too long, or the pipe is full: use `send_quietly`); False: it
+        cannot be sent (the bot closed its stdin, or the message does not encode)."""
+        fd = self._stdin_fd
+        if fd is None:
+            return None
+        try:
+            data = self.encoder.encode(msg)
+        except ProtocolError:
+            return False
+        if len(data) > select.PIPE_BUF:
+            return None
+        try:
+            os.write(fd, data)
+        except BlockingIOError:
+            return None
+        except OSError:
+            return False
+        return True
 
     # --- sessions (arena/referee/sessions.py) ---------------------------------------------------
     def attach(self, seat: int, on_log: Callable[[int, float, str], None] | None) -> None:

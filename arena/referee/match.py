@@ -692,12 +692,20 @@ class _Referee:
 
     # --- the end -------------------------------------------------------------------------------
     async def _shutdown(self, outcome: _Outcome | None) -> None:
-        async with trio.open_nursery() as nursery:
-            for seat in (0, 1):
-                if self.procs[seat] is not None:
-                    nursery.start_soon(self._finish_bot, seat, outcome)
-                elif self.channels[seat] is not None:
-                    nursery.start_soon(self._finish_seat, seat, outcome)
+        # a kept process whose `end` is written at once is done with: no task for it
+        ending = [
+            seat
+            for seat in (0, 1)
+            if self.channels[seat] is not None or self.procs[seat] is not None
+            if not self._kept_at_once(seat, outcome)
+        ]
+        if ending:
+            async with trio.open_nursery() as nursery:
+                for seat in ending:
+                    if self.procs[seat] is not None:
+                        nursery.start_soon(self._finish_bot, seat, outcome)
+                    else:
+                        nursery.start_soon(self._finish_seat, seat, outcome)
         for seat in (0, 1):
             proc = self.procs[seat]
             if proc is not None:
@@ -737,12 +745,6 @@ class _Referee:
         grace = self.config.end_grace
         exited_after_end = None
         if await self._keep_session(seat, outcome):
-            self.record.exits[seat] = {
-                "returncode": None,
-                "signal": None,
-                "exited_after_end": None,
-                "kept": True,
-            }
             return
         try:
             if channel is not None and outcome is not None:
@@ -766,23 +768,51 @@ class _Referee:
             "exited_after_end": exited_after_end,
         }
 
+    def _keepable(self, seat: int, outcome: _Outcome | None) -> Session | None:
+        """The seat's session if its process may be kept after this game: not on any doubt
+        (the bot did not offer sessions, failed in any way, exited or left output unread)."""
+        session = self.sessions[seat]
+        if self.config.sessions is None or outcome is None or not self.session_ok[seat]:
+            return None
+        if outcome.result.reason in (*FORFEIT_REASONS, "both_failed_start"):
+            return None  # a game that ended by a failure (either side's) ends the processes
+        if session is None or not session.usable():
+            return None
+        return session
+
+    def _kept_at_once(self, seat: int, outcome: _Outcome | None) -> bool:
+        """`_keep_session` when `end` can be written without waiting (nearly always): True
+        if the process was kept; False leaves the seat to `_finish_bot`, which tries the
+        usual way."""
+        session = self._keepable(seat, outcome)
+        if session is None or outcome is None:
+            return False
+        if session.channel.send_at_once(self._end_message(seat, outcome.result)) is not True:
+            return False
+        self._keep(seat, session)
+        return True
+
     async def _keep_session(self, seat: int, outcome: _Outcome | None) -> bool:
         """After a clean game, send `end` and give the process back to the pool instead of
-        closing it; False (the process is then closed as usual) on any doubt: the bot did
-        not offer sessions, failed in any way, exited, left output unread or did not take
-        its `end` at once."""
-        session = self.sessions[seat]
-        pool = self.config.sessions
-        if session is None or pool is None or outcome is None or not self.session_ok[seat]:
-            return False
-        if outcome.result.reason in (*FORFEIT_REASONS, "both_failed_start"):
-            return False  # a game that ended by a failure (either side's) ends the processes
-        if not session.usable():
+        closing it; False (the process is then closed as usual) on any doubt (`_keepable`)
+        or when the bot did not take its `end` at once."""
+        session = self._keepable(seat, outcome)
+        if session is None or outcome is None:
             return False
         if not await session.channel.send_quietly(self._end_message(seat, outcome.result), 0.2):
             return False
-        pool.give_back(session)
+        self._keep(seat, session)
         return True
+
+    def _keep(self, seat: int, session: Session) -> None:
+        assert self.config.sessions is not None
+        self.config.sessions.give_back(session)
+        self.record.exits[seat] = {
+            "returncode": None,
+            "signal": None,
+            "exited_after_end": None,
+            "kept": True,
+        }
 
     def _end_message(self, seat: int, result: Result) -> dict[str, Any]:
         if result.winner is None:

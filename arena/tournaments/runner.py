@@ -266,6 +266,12 @@ class _Run:
         self.faults = arena_faults()
         self.play_match = play_match
         self.bots_payload = [b.to_dict() for b in config.bots]
+        self._time_control = config.time_control.to_dict()
+        self._limits = dataclasses.asdict(config.limits)
+        self._seat_time_controls = [
+            b.time_control.to_dict() if b.time_control else None for b in config.bots
+        ]
+        self._bot_options = [dict(b.options) or None for b in config.bots]
         self.played = 0
         self.voided = 0
         self.unplayable: list[str] = []
@@ -303,13 +309,9 @@ class _Run:
                     index,
                 )
             else:
-                opening = await trio.to_thread.run_sync(
-                    random_opening,
-                    entry,
-                    self.config.seed,
-                    sg.round,
-                    sg.pair,
-                    self.config.opening_turns,
+                # a few random legal turns: less work than handing them to a thread
+                opening = random_opening(
+                    entry, self.config.seed, sg.round, sg.pair, self.config.opening_turns
                 )
             self.openings[key] = opening
         return self.openings[key]
@@ -330,22 +332,23 @@ class _Run:
                 await slot.close()
 
     def match_payload(self, sg: ScheduledGame, opening: Any, core: int | None) -> dict[str, Any]:
+        """The `match` of a game's `play` request (the parts that are the same for every game
+        are made once per run: they are only encoded, never changed)."""
         entry = self.games[sg.game]
+        a, b = sg.bots
         return {
             "game": entry.name,
             "options": dict(entry.options),
-            "bots": list(sg.bots),
-            "time_control": self.config.time_control.to_dict(),
+            "bots": [a, b],
+            "time_control": self._time_control,
             "seed": sg.seed,
             "match_id": f"{self.config.name}/{sg.game_id}",
             "opening": [list(t) for t in opening],
             "cpu_affinity": [[core], [core]] if core is not None else [None, None],
             "isolation": self.config.isolation,
-            "seat_time_controls": [
-                t.to_dict() if (t := self.config.bots[i].time_control) else None for i in sg.bots
-            ],
-            "bot_options": [dict(self.config.bots[i].options) or None for i in sg.bots],
-            "limits": dataclasses.asdict(self.config.limits),
+            "seat_time_controls": [self._seat_time_controls[a], self._seat_time_controls[b]],
+            "bot_options": [self._bot_options[a], self._bot_options[b]],
+            "limits": self._limits,
             "reuse": self.config.reuse,
         }
 
