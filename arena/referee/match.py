@@ -36,7 +36,14 @@ from arena.referee.diagnose import (
 from arena.referee.record import FORFEIT_REASONS, GameRecord, now_iso
 from arena.referee.seat import BotFailure, Seat, SeatSpec
 from arena.referee.sessions import SESSION_CPU_GAMES, Session, SessionPool
-from arena.sandbox import BotProcess, LaunchError, Limits, SandboxFault, launcher_for
+from arena.sandbox import (
+    BotProcess,
+    LaunchError,
+    LaunchSpec,
+    Limits,
+    SandboxFault,
+    launcher_for,
+)
 from protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from protocol.messages import PROTOCOL_VERSION, SEED_MAX
 
@@ -428,21 +435,27 @@ class _Referee:
             # hashed after the build, so that the record names the binary that actually ran
             self.record.bots[seat]["hash"] = spec.executable_hash()
         isolation = config.isolation or spec.isolation
-        ceiling = config.limits
-        if ceiling.cpu_seconds is None:
-            ceiling = replace(ceiling, cpu_seconds=self.tcs[seat].cpu_budget())
-        launch = spec.launch_spec(
-            isolation=isolation, cpu_affinity=config.cpu_affinity[seat], ceiling=ceiling
-        )
+        affinity = config.cpu_affinity[seat]
+
+        def launch_spec() -> LaunchSpec:
+            ceiling = config.limits
+            if ceiling.cpu_seconds is None:
+                ceiling = replace(ceiling, cpu_seconds=self.tcs[seat].cpu_budget())
+            return spec.launch_spec(isolation=isolation, cpu_affinity=affinity, ceiling=ceiling)
+
         try:
             launcher = launcher_for(isolation)
         except ValueError as e:
             raise ArenaError(str(e)) from None
         pool = config.sessions if isolation == "process" else None
         key: tuple[Any, ...] = ()
-        if pool is not None:
+        if pool is None:
+            launch = launch_spec()
+        else:
             # one bot version per process: anything that shapes the process is in the key
-            key = (repr(launch), self.record.bots[seat]["hash"], spec.encoding)
+            settings = (spec, isolation, affinity, config.limits, self.tcs[seat])
+            launch, shape = pool.launch_spec(settings, launch_spec)
+            key = (shape, self.record.bots[seat]["hash"], spec.encoding)
             key += (config.max_message_bytes,)
             budget = launch.limits.cpu_seconds
             session = pool.take(key, budget) if reuse else None

@@ -46,13 +46,17 @@ from typing import TYPE_CHECKING, Any
 import trio
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from arena.referee.channel import BotChannel
-    from arena.sandbox import BotProcess
+    from arena.sandbox import BotProcess, LaunchSpec
 
 #: RLIMIT_CPU of a process that may be kept, in games' CPU budgets, where the limit of a
 #: running process cannot be renewed
 SESSION_CPU_GAMES = 4
 _CLK_TCK = os.sysconf("SC_CLK_TCK")
+#: launch specs a pool remembers (SessionPool.launch_spec)
+MAX_SHAPES = 64
 #: idle processes kept per pool at most (a slot needs two; self-play and varied pairings more)
 MAX_IDLE = 8
 
@@ -128,9 +132,29 @@ class SessionPool:
 
     nursery: trio.Nursery
     idle: list[Session] = field(default_factory=list)
+    #: launch specs by the settings they were made from, with their text (see `launch_spec`)
+    shapes: dict[tuple[Any, ...], tuple[LaunchSpec, str]] = field(default_factory=dict)
     #: processes started, and games that reused a process (for benchmarks and tests)
     started: int = 0
     reused: int = 0
+
+    def launch_spec(
+        self, settings: tuple[Any, ...], make: Callable[[], LaunchSpec]
+    ) -> tuple[LaunchSpec, str]:
+        """The launch spec `make` returns for these settings (bot, isolation, affinity,
+        limits, time control: all it depends on), and its text, which keys the kept
+        processes: made once per settings rather than for every game."""
+        try:
+            found = self.shapes.get(settings)
+        except TypeError:  # a setting that cannot be hashed: made every time
+            launch = make()
+            return launch, repr(launch)
+        if found is None:
+            if len(self.shapes) >= MAX_SHAPES:
+                self.shapes.clear()  # the league: other bots every game
+            launch = make()
+            found = self.shapes[settings] = (launch, repr(launch))
+        return found
 
     def take(self, key: tuple[Any, ...], cpu_budget: int | None) -> Session | None:
         """An idle process for this bot version, if one is fit; the unfit are retired."""
