@@ -43,7 +43,7 @@ from arena.tournaments.schedule import ScheduledGame, build_schedule, game_id, r
 from arena.tournaments.sprt import SprtState
 from arena.tournaments.stopping import SprtRule
 from arena.tournaments.store import AsyncStore, FinishedGame, GameRow, Store, StoreError
-from arena.tournaments.worker import LineReader, decode, encode, record_text
+from arena.tournaments.worker import LineReader, arena_faults, decode, encode, record_text
 
 #: games a slot keeps sent to its worker process: the one in play and the next
 PLAY_AHEAD = 2
@@ -67,20 +67,6 @@ class RunOutcome:
     #: bots that could not start (with `drop_broken`): name -> why; their games were skipped
     dropped: dict[str, str] = field(default_factory=dict)
     skipped: int = 0  # pending games not played because a bot was dropped
-
-
-def arena_faults() -> tuple[type[BaseException], ...]:
-    """Exceptions that mean the arena failed, not a bot: the game is voided and replayed."""
-    from arena.sandbox import SandboxFault
-
-    faults: list[type[BaseException]] = [SandboxFault, OSError]
-    try:
-        from arena.referee import RefereeFault
-
-        faults.append(RefereeFault)
-    except ImportError:
-        pass
-    return tuple(faults)
 
 
 def load_bot_specs(config: TournamentConfig) -> list[Any]:
@@ -153,7 +139,7 @@ class WorkerProcess:
 
     @classmethod
     async def start(
-        cls, bots: list[dict[str, Any]], core: int | None, games: tuple[str, ...] = ()
+        cls, bots: list[dict[str, Any]], core: int | None, games: tuple[Any, ...] = ()
     ) -> WorkerProcess:
         env = dict(os.environ)
         env["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, env.get("PYTHONPATH")) if p)
@@ -261,7 +247,13 @@ class _Run:
         self.progress = progress
         self.void_counts = void_counts
         self.games = {g.label: g for g in config.games}
-        self.game_names = tuple(dict.fromkeys(g.name for g in config.games))
+        #: what each worker sets up before the first game (arena/tournaments/worker.py warm_up)
+        warm: list[dict[str, Any]] = []
+        for g in config.games:
+            entry = {"name": g.name, "options": dict(g.options)}
+            if entry not in warm:
+                warm.append(entry)
+        self.game_names = tuple(warm)
         self.openings: dict[tuple[int, str, int], tuple[tuple[str, ...], ...]] = {}
         self.faults = arena_faults()
         self.play_match = play_match

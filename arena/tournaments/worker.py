@@ -6,9 +6,10 @@ interpreter and one event loop, so two concurrent games interfere; one worker pr
 concurrent game lets the operating system spread the referees over the cores.
 
 Protocol with the runner, JSON Lines over the worker's stdin/stdout:
-- runner -> worker: `{"type": "init", "bots": [BotEntry.to_dict(), ...], "games": [name, ...]}`
-  once (`games` optional: the worker imports their engines, the referee and the process
-  sandbox before it answers, so that this start-up is not charged to the first game), then
+- runner -> worker: `{"type": "init", "bots": [BotEntry.to_dict(), ...], "games": [...]}`
+  once (`games` optional, names or `{"name", "options"}`: the worker imports their engines,
+  sets each game up once, and imports the referee and the process sandbox before it answers,
+  so that this start-up is not charged to the first game), then
   `{"type": "play", "game_id", "match": {...}}` (the MatchConfig fields, bots by index). A
   `play` may carry its own `"bots"` list (the league: different bots every game), each entry
   optionally with `"build": false` (built already, at submission, in the build sandbox: never
@@ -28,6 +29,7 @@ SIGKILL) the worker cancels the game in play, which kills its bots, and exits.
 
 from __future__ import annotations
 
+import contextlib
 import dataclasses
 import json
 import math
@@ -154,17 +156,40 @@ def resolve_bot(entry: dict[str, Any]) -> Any:
 
 
 def warm_up(games: Any) -> None:
-    """Import what a game needs (the referee, the process sandbox, the games' engines) and
-    start the bot spawner now, at the worker's start, rather than during its first game."""
+    """Import what a game needs (the referee, the process sandbox, the games' engines, the
+    JSON encoder of bots and pipe) and start the bot spawner now, at the worker's start,
+    rather than during its first game. `games` holds names, or `{"name", "options"}`: that
+    game is also set up once, so what its engine computes once per board is ready."""
+    import orjson  # noqa: F401
+
     import arena.referee.match  # noqa: F401
-    from arena.games import GAME_NAMES, game_class
+    from arena.games import GAME_NAMES, game_class, make_game
     from arena.sandbox.process import start_spawner
 
     start_spawner()
 
-    for name in games:
-        if name in GAME_NAMES:
-            game_class(name)
+    for game in games:
+        name = game.get("name") if isinstance(game, dict) else game
+        if name not in GAME_NAMES:
+            continue
+        game_class(name)
+        if isinstance(game, dict):
+            with contextlib.suppress(Exception):  # bad options are the first game's to report
+                make_game(name, game.get("options") or {}).new_initial_state()
+
+
+def arena_faults() -> tuple[type[BaseException], ...]:
+    """Exceptions that mean the arena failed, not a bot: the game is voided and replayed."""
+    from arena.sandbox import SandboxFault
+
+    faults: list[type[BaseException]] = [SandboxFault, OSError]
+    try:
+        from arena.referee import RefereeFault
+
+        faults.append(RefereeFault)
+    except ImportError:
+        pass
+    return tuple(faults)
 
 
 def load_specs(bots: list[dict[str, Any]]) -> list[Any]:
@@ -206,8 +231,6 @@ async def play_one(
 ) -> dict[str, Any]:
     """Play one game; the reply message for the runner (the same in a worker and inline).
     `observer` is the referee's: it sees every completed turn (a TurnEvent)."""
-    from arena.tournaments.runner import arena_faults
-
     if play_match is None:
         from arena.referee import play_match
 
