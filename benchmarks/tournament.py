@@ -207,11 +207,14 @@ def compare_sessions(bot: str, repeat: int, tmp: str, rounds: int) -> None:
     """4-turn games at concurrency 1 with and without `reuse`, alternating; steady state
     (first game's dispatch to last commit, as the Timer sees it)."""
     per_game: dict[bool, list[float]] = {False: [], True: []}
+    after_start: dict[bool, list[float]] = {False: [], True: []}
     for rep in range(repeat):
         for reuse in (False, True):
             path = Path(tmp) / f"sess-{Path(bot).name}-{reuse}-{rep}.sqlite"
             timer = tournament(bot, rounds, 1, path, limits=(4,), reuse=reuse)[1]
             per_game[reuse].append(steady_per_game(timer))
+            if rounds > 1:
+                after_start[reuse].append(per_game_after(timer, 6))
     off, on = min(per_game[False]), min(per_game[True])
     print(
         f"{Path(bot).name}, 4-turn games ({rounds} rounds of 6), concurrency 1: "
@@ -219,6 +222,20 @@ def compare_sessions(bot: str, repeat: int, tmp: str, rounds: int) -> None:
         f"sessions, {1000 * on:.2f} ms/game with (reuse = true): {off / on:.1f}x faster "
         f"(target >= 10x for instant C bots; best of {repeat})"
     )
+    if rounds > 1:
+        # with sessions, the first round starts the three bot processes that every later
+        # game reuses: this is the steady state itself
+        off, on = min(after_start[False]), min(after_start[True])
+        print(
+            f"  after the first round (every bot process started): {1000 * off:.2f} ms/game "
+            f"without sessions, {1000 * on:.2f} ms/game with: {off / on:.1f}x faster"
+        )
+
+
+def per_game_after(timer: Timer, first: int) -> float:
+    """Seconds per game from the commit of game `first` to the last commit."""
+    ends = sorted(timer.ends)
+    return (ends[-1] - ends[first - 1]) / max(1, len(ends) - first)
 
 
 def steady_per_game(timer: Timer) -> float:
