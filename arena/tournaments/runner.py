@@ -47,6 +47,11 @@ from arena.tournaments.worker import LineReader, arena_faults, decode, encode, r
 
 #: games a slot keeps sent to its worker process: the one in play and the next
 PLAY_AHEAD = 2
+#: seconds a finished game waits for others to share its commit (a group commit: a commit
+#: costs a trip to a thread and back, more than the rest of a short game's handling here)
+COMMIT_WINDOW = 0.005
+#: games in one commit at most (the commit then starts without waiting out the window)
+COMMIT_MAX = 64
 
 #: the directory holding the `arena` and `protocol` packages, for the worker processes
 _ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -277,6 +282,8 @@ class _Run:
         #: finished games waiting for the next commit, and whether a commit task runs
         self.finished: list[tuple[ScheduledGame, FinishedGame]] = []
         self.committing = False
+        #: set when COMMIT_MAX games wait: the commit need not wait out its window
+        self.batch_full = trio.Event()
         #: with `config.database`: the league's workers play the games (arena/tournaments/remote.py)
         self.remote: Any = None
 
@@ -459,6 +466,8 @@ class _Run:
             reply.get("record_json"),
         )
         self.finished.append((sg, finished))
+        if len(self.finished) >= COMMIT_MAX:
+            self.batch_full.set()
         if self.commits is None:
             await self._commit_finished()
         elif not self.committing:
@@ -477,14 +486,18 @@ class _Run:
     async def _commit_finished(self) -> None:
         """Record the finished games; only then does each count (played, progress, SPRT).
 
-        A group commit: one transaction holds every game that finished while the previous
-        one was being written, so a run whose games finish faster than single commits could
-        keep up pays one commit for several games. Shielded: once a game has finished,
-        stopping the run must not lose it; a game that finished but is not committed when the
-        process dies is not in the file, so the next run plays it again."""
+        A group commit: one transaction holds every game that finished within COMMIT_WINDOW
+        of the first, or while the previous transaction was being written, so games that
+        finish faster than single commits could keep up share them. Shielded: once a game
+        has finished, stopping the run must not lose it; a game that finished but is not
+        committed when the process dies is not in the file, so the next run plays it again."""
         try:
             with trio.CancelScope(shield=True):
                 while self.finished:
+                    if len(self.finished) < COMMIT_MAX:
+                        self.batch_full = trio.Event()
+                        with trio.move_on_after(COMMIT_WINDOW):
+                            await self.batch_full.wait()
                     batch, self.finished = self.finished, []
                     try:
                         await self.store.call("record_games", [g for _, g in batch], self.run_id)
