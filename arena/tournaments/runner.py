@@ -282,8 +282,11 @@ class _Run:
         #: finished games waiting for the next commit, and whether a commit task runs
         self.finished: list[tuple[ScheduledGame, FinishedGame]] = []
         self.committing = False
-        #: set when COMMIT_MAX games wait: the commit need not wait out its window
+        #: set when COMMIT_MAX games wait, or the last game has finished: the commit need
+        #: not wait out its window
         self.batch_full = trio.Event()
+        #: games of this run not finished (nor given up) yet
+        self.remaining = 0
         #: with `config.database`: the league's workers play the games (arena/tournaments/remote.py)
         self.remote: Any = None
 
@@ -466,8 +469,9 @@ class _Run:
             reply.get("record_json"),
         )
         self.finished.append((sg, finished))
-        if len(self.finished) >= COMMIT_MAX:
-            self.batch_full.set()
+        self.remaining -= 1
+        if len(self.finished) >= COMMIT_MAX or self.remaining <= 0:
+            self.batch_full.set()  # no reason to wait: full, or no other game to come
         if self.commits is None:
             await self._commit_finished()
         elif not self.committing:
@@ -479,6 +483,9 @@ class _Run:
 
     def _give_up(self, sg: ScheduledGame) -> None:
         self.unplayable.append(sg.game_id)
+        self.remaining -= 1
+        if self.remaining <= 0:
+            self.batch_full.set()
         self.progress.message(
             f"unplayable: {sg.game_id} voided {self.config.max_attempts} times in this run"
         )
@@ -494,7 +501,7 @@ class _Run:
         try:
             with trio.CancelScope(shield=True):
                 while self.finished:
-                    if len(self.finished) < COMMIT_MAX:
+                    if len(self.finished) < COMMIT_MAX and self.remaining > 0:
                         self.batch_full = trio.Event()
                         with trio.move_on_after(COMMIT_WINDOW):
                             await self.batch_full.wait()
@@ -798,6 +805,7 @@ async def _play_all(
     `signals`, or `stop`)."""
     concurrency = max(1, min(run.config.concurrency, len(pending) or 1))
     cores = _cores() if run.config.pin_cores and run.remote is None else []
+    run.remaining = len(pending)
     send, receive = trio.open_memory_channel[ScheduledGame](len(pending) or 1)
     for g in pending:
         send.send_nowait(g)

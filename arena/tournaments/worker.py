@@ -157,16 +157,18 @@ def resolve_bot(entry: dict[str, Any]) -> Any:
 
 def warm_up(games: Any) -> None:
     """Import what a game needs (the referee, the process sandbox, the games' engines, the
-    JSON encoder of bots and pipe) and start the bot spawner now, at the worker's start,
-    rather than during its first game. `games` holds names, or `{"name", "options"}`: that
-    game is also set up once, so what its engine computes once per board is ready."""
+    JSON encoder of bots and pipe), start the bot spawner and probe what the sandbox can use
+    now, at the worker's start, rather than during its first game. `games` holds names, or
+    `{"name", "options"}`: that game is also set up once, so what its engine computes once
+    per board is ready."""
     import orjson  # noqa: F401
 
     import arena.referee.match  # noqa: F401
     from arena.games import GAME_NAMES, game_class, make_game
-    from arena.sandbox.process import start_spawner
+    from arena.sandbox.process import capabilities, start_spawner
 
     start_spawner()
+    capabilities()  # what the process sandbox can use: probed once, tens of milliseconds
 
     for game in games:
         name = game.get("name") if isinstance(game, dict) else game
