@@ -92,12 +92,14 @@ async def test_games_finished_during_a_commit_share_the_next_and_count_only_once
             assert len(record["turns"]) + len(record["opening"]) == record["turn_count"]
 
 
-# Run in a child process: the store's commits announce the games they hold in a file and then
-# never return (a machine that dies mid-commit), from the second commit on.
+# Run in a child process: the first commit is slow (the games finishing meanwhile go into the
+# second), the second announces the games it holds in a file and never returns (a machine that
+# dies mid-commit). No commit window: the first commit holds the first game(s) only.
 _STALLED_RUNNER = """
-import sys, threading
+import sys, threading, time
 from pathlib import Path
 import trio
+from arena.tournaments import runner
 from arena.tournaments.config import load_config
 from arena.tournaments.runner import run_tournament
 from arena.tournaments.store import Store
@@ -109,11 +111,13 @@ commits = []
 def stalled(self, games, run_id):
     commits.append(games)
     if len(commits) == 1:
+        time.sleep(0.1)
         return record_games(self, games, run_id)
     marker.write_text(" ".join(g.game_id for g in games))
     threading.Event().wait()
 
 Store.record_games = stalled
+runner.COMMIT_WINDOW = 0
 trio.run(run_tournament, load_config(sys.argv[1]))
 """
 
