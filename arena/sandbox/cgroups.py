@@ -142,11 +142,17 @@ class BotCgroup:
     """The cgroup(s) of one bot: one directory per hierarchy the machine gives us.
 
     Blocking file I/O on a pseudo-filesystem; each call is microseconds, so the launcher
-    calls these directly rather than through a thread.
+    calls these directly rather than through a thread. Plain `os` calls on strings: this runs
+    for every bot, and pathlib's objects cost more than the system calls themselves.
     """
 
     system: CgroupSystem
     dirs: dict[str, Path] = field(default_factory=dict)
+    #: the v2 `cgroup.kill` file, where the kernel has one (found at creation)
+    kill_file: str | None = None
+    #: a write to `kill_file` succeeded: every process of the tree is dead and no new one
+    #: can join it (the kernel handles forks racing the kill; a bot cannot write cgroup.procs)
+    killed: bool = False
 
     @classmethod
     def create(cls, system: CgroupSystem, memory_bytes: int, pids_max: int) -> BotCgroup:
@@ -154,35 +160,40 @@ class BotCgroup:
         name = f"arena-{os.getpid()}-{os.urandom(4).hex()}"
         cg = cls(system)
         try:
-            parents = {
-                "v2": system.v2,
-                "memory": system.memory,
-                "pids": system.pids,
-                "freezer": system.freezer,
-            }
-            for key, parent in parents.items():
+            if system.v2 is not None:
+                d = system.v2 / name
+                os.mkdir(d)
+                cg.dirs["v2"] = d
+                kill = f"{d}/cgroup.kill"
+                if os.path.exists(kill):
+                    cg.kill_file = kill
+            for key, parent in (
+                ("memory", system.memory),
+                ("pids", system.pids),
+                ("freezer", system.freezer),
+            ):
                 if parent is None:
                     continue
                 # the v1 freezer only serves `kill`, which cgroup.kill does in one write where
                 # the kernel has it: then one directory (one join, one removal) less
-                if key == "freezer" and os.path.exists(cg.dirs.get("v2", parent) / "cgroup.kill"):
+                if key == "freezer" and cg.kill_file is not None:
                     continue
                 d = parent / name
                 if d not in cg.dirs.values():
-                    d.mkdir()
+                    os.mkdir(d)
                 cg.dirs[key] = d
             if system.memory is not None:
                 d = cg.dirs["memory"]
                 if system.memory_v2:
-                    (d / "memory.max").write_text(str(memory_bytes))
+                    _write(f"{d}/memory.max", str(memory_bytes))
                     with contextlib.suppress(OSError):
-                        (d / "memory.swap.max").write_text("0")
+                        _write(f"{d}/memory.swap.max", "0")
                 else:
-                    (d / "memory.limit_in_bytes").write_text(str(memory_bytes))
+                    _write(f"{d}/memory.limit_in_bytes", str(memory_bytes))
                     with contextlib.suppress(OSError):
-                        (d / "memory.memsw.limit_in_bytes").write_text(str(memory_bytes))
+                        _write(f"{d}/memory.memsw.limit_in_bytes", str(memory_bytes))
             if system.pids is not None:
-                (cg.dirs["pids"] / "pids.max").write_text(str(pids_max))
+                _write(f"{cg.dirs['pids']}/pids.max", str(pids_max))
         except OSError:
             cg.remove()
             raise
@@ -191,17 +202,17 @@ class BotCgroup:
     def add(self, pid: int) -> None:
         """Move a (not yet running) process into every hierarchy."""
         for d in set(self.dirs.values()):
-            (d / "cgroup.procs").write_text(str(pid))
+            _write(f"{d}/cgroup.procs", str(pid))
 
     def procs_files(self) -> tuple[str, ...]:
         """The files a process writes its own pid to, to join every hierarchy (the bot's
         child does it itself before exec, so it is never outside its cgroup)."""
-        return tuple(str(d / "cgroup.procs") for d in set(self.dirs.values()))
+        return tuple(f"{d}/cgroup.procs" for d in set(self.dirs.values()))
 
     def pids(self) -> set[int]:
         found: set[int] = set()
         for d in set(self.dirs.values()):
-            for line in _read(d / "cgroup.procs").split():
+            for line in _read_str(f"{d}/cgroup.procs").split():
                 with contextlib.suppress(ValueError):
                     found.add(int(line))
         return found
@@ -212,15 +223,17 @@ class BotCgroup:
         if d is None:
             return False
         if self.system.memory_v2:
-            return _kv(_read(d / "memory.events")).get("oom_kill", 0) > 0
-        return _kv(_read(d / "memory.oom_control")).get("oom_kill", 0) > 0
+            return _kv(_read_str(f"{d}/memory.events")).get("oom_kill", 0) > 0
+        return _kv(_read_str(f"{d}/memory.oom_control")).get("oom_kill", 0) > 0
 
     def kill(self) -> None:
         """SIGKILL every process in the cgroup, fork bombs included."""
-        v2 = self.dirs.get("v2")
-        if v2 is not None and (v2 / "cgroup.kill").exists():
+        if self.killed:
+            return  # cgroup.kill did it once and for all
+        if self.kill_file is not None:
             with contextlib.suppress(OSError):
-                (v2 / "cgroup.kill").write_text("1")
+                _write(self.kill_file, "1")
+                self.killed = True
                 return
         freezer = self.dirs.get("freezer")
         if freezer is not None:
@@ -247,7 +260,7 @@ class BotCgroup:
         ok = True
         for d in set(self.dirs.values()):
             try:
-                d.rmdir()
+                os.rmdir(d)
             except FileNotFoundError:
                 pass
             except OSError as exc:
@@ -256,6 +269,23 @@ class BotCgroup:
                 else:
                     raise
         return ok
+
+
+def _write(path: str, text: str) -> None:
+    """A control file written with one open, one write and one close."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o644)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def _read_str(path: str) -> str:
+    try:
+        with open(path, "rb") as f:
+            return f.read().decode(errors="replace")
+    except OSError:
+        return ""
 
 
 def _kv(text: str) -> dict[str, int]:

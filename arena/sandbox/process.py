@@ -159,13 +159,23 @@ def capabilities() -> Capabilities:
     return Capabilities(root, root, netns, cgroups, mountns)
 
 
-def scratch_base(mountns: bool) -> Path:
+def scratch_base(mountns: bool, fresh: bool = False) -> Path:
     """Where a bot's private temporary directory is made. With a mount namespace it is only
     the mount point of the bot's own tmpfs, empty on the machine's side, so it goes on a
     tmpfs too (/dev/shm, in a directory of the arena's own): made and removed there in
     microseconds, where on a disk filesystem the removal took one to two milliseconds per
     bot, in the arena's event loop. Without one the bot writes into it: the temporary
-    directory, as always."""
+    directory, as always.
+
+    Checked once per process (`fresh` checks again): once the directory is proven the
+    arena's own, nobody else can replace it (/dev/shm is sticky)."""
+    if fresh:
+        _scratch_base.cache_clear()
+    return _scratch_base(mountns)
+
+
+@functools.cache
+def _scratch_base(mountns: bool) -> Path:
     if mountns:
         base = Path("/dev/shm") / f"arena-scratch-{os.geteuid()}"
         with contextlib.suppress(OSError):
@@ -207,6 +217,24 @@ def sweep_stale_scratch(tmp: Path) -> int:
         shutil.rmtree(entry.path, ignore_errors=True)
         removed += 1
     return removed
+
+
+def make_scratch(mountns: bool) -> Path:
+    """A new private directory for one bot (mode 0700), named after the arena, so that the
+    next arena removes it if this one is killed. One mkdir (tempfile.mkdtemp's name
+    generator cost more than the call itself)."""
+    base = scratch_base(mountns)
+    for _ in range(100):
+        path = os.path.join(base, f"arena-bot-{os.getpid()}-{os.urandom(6).hex()}")
+        try:
+            os.mkdir(path, 0o700)
+        except FileExistsError:
+            continue
+        except FileNotFoundError:
+            base = scratch_base(mountns, fresh=True)  # the base went (a cleaner): again
+            continue
+        return Path(path)
+    raise FileExistsError(errno.EEXIST, "no unused name for a bot's temporary directory")
 
 
 def _works(**layers: bool) -> bool:
@@ -254,18 +282,16 @@ class UidLease:
 
     @classmethod
     def acquire(cls, base: int, count: int) -> UidLease:
-        # /run is root's own (a bot cannot pre-create the directory there, as it could in a
-        # world-writable /tmp, and hold the locks); shared by every arena on the machine
-        run = Path("/run")
-        base_dir = run if os.access(run, os.W_OK) else Path(tempfile.gettempdir())
-        lockdir = base_dir / "arena-sandbox-uids"
-        lockdir.mkdir(mode=0o700, exist_ok=True)
-        if lockdir.stat().st_uid != os.geteuid():
-            raise SandboxFault(f"{lockdir} belongs to someone else: remove it")
+        lockdir = _uid_lock_dir()
         # lowest first: the same few uids serve game after game and stay marked clean
         for i in range(count):
             uid = base + i
-            fd = os.open(lockdir / f"{uid}.lock", os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            lock = f"{lockdir}/{uid}.lock"
+            try:
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
+            except FileNotFoundError:  # the directory went: made (and checked) again
+                lockdir = _uid_lock_dir(fresh=True)
+                fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:
@@ -293,6 +319,26 @@ class UidLease:
                     _mark(self._fd, self.CLEAN)
             os.close(self._fd)
             self._fd = None
+
+
+def _uid_lock_dir(fresh: bool = False) -> str:
+    """The directory of the uid lock files, made and checked once per process (`fresh`:
+    again). /run is root's own (a bot cannot pre-create the directory there, as it could in
+    a world-writable /tmp, and hold the locks); shared by every arena on the machine."""
+    if fresh:
+        _checked_lock_dir.cache_clear()
+    return _checked_lock_dir()
+
+
+@functools.cache
+def _checked_lock_dir() -> str:
+    base_dir = "/run" if os.access("/run", os.W_OK) else tempfile.gettempdir()
+    lockdir = os.path.join(base_dir, "arena-sandbox-uids")
+    with contextlib.suppress(FileExistsError):
+        os.mkdir(lockdir, 0o700)
+    if os.stat(lockdir).st_uid != os.geteuid():
+        raise SandboxFault(f"{lockdir} belongs to someone else: remove it")
+    return lockdir
 
 
 class NetnsCache:
@@ -379,33 +425,56 @@ def reachable_by(path: Path, uid: int, gid: int) -> bool:
     return _first_blocked(path, uid, gid) is None
 
 
-def _first_blocked(path: Path, uid: int, gid: int) -> Path | None:
+def _first_blocked(
+    path: Path | str, uid: int, gid: int, stats: dict[str, os.stat_result | None] | None = None
+) -> Path | None:
     """The first component on the way to `path` (or `path` itself) that `uid` cannot
     traverse, list or read; None if it can reach all of it. The path as named and as
-    resolved: a symlink (a virtual environment's interpreter) is reached through both."""
-    named = Path(os.path.abspath(path))
-    for leaf in dict.fromkeys([named, named.resolve()]):
-        for p in [*reversed(leaf.parents), leaf]:
-            if _component_blocked(p, leaf, uid, gid):
-                return p
+    resolved: a symlink (a virtual environment's interpreter) is reached through both.
+
+    Strings and `os.stat` (every bot start walks its paths: pathlib cost more than the system
+    calls); `stats` shares the stat of a component between the paths of one start."""
+    if stats is None:
+        stats = {}
+    named = os.path.abspath(path)
+    for leaf in dict.fromkeys([named, os.path.realpath(named)]):
+        parts = leaf.split("/")
+        for i in range(1, len(parts) + 1):
+            p = "/".join(parts[:i]) or "/"
+            if i < len(parts) and not parts[i]:
+                continue  # the root's own empty name
+            if p not in stats:
+                try:
+                    stats[p] = os.stat(p)
+                except OSError:
+                    stats[p] = None
+            if _mode_blocks(stats[p], p == leaf, uid, gid):
+                return Path(p)
     return None
 
 
-def _component_blocked(p: Path, leaf: Path, uid: int, gid: int) -> bool:
-    """Do p's own mode bits stop `uid` on its way to `leaf` (p is leaf or an ancestor)?"""
-    try:
-        st = p.stat()
-    except OSError:
+def _mode_blocks(st: os.stat_result | None, is_leaf: bool, uid: int, gid: int) -> bool:
+    """Do these mode bits (of a path's leaf or of a directory on its way) stop `uid`?"""
+    if st is None:
         return True
-    if p == leaf and not stat.S_ISDIR(st.st_mode):
+    if is_leaf and not stat.S_ISDIR(st.st_mode):
         need = stat.S_IROTH
     else:
-        need = stat.S_IXOTH | (stat.S_IROTH if p == leaf else 0)
+        need = stat.S_IXOTH | (stat.S_IROTH if is_leaf else 0)
     if st.st_uid == uid:
         need <<= 6
     elif st.st_gid == gid:
         need <<= 3
     return st.st_mode & need != need
+
+
+def _component_blocked(p: Path, leaf: Path, uid: int, gid: int) -> bool:
+    """Do p's own mode bits stop `uid` on its way to `leaf` (p is leaf or an ancestor)?"""
+    try:
+        st: os.stat_result | None = os.stat(p)
+    except OSError:
+        st = None
+    return _mode_blocks(st, p == leaf, uid, gid)
 
 
 def exposures_for(paths: list[Path], uid: int) -> tuple[Exposure, ...] | None:
@@ -609,7 +678,7 @@ class ProcessBot(BotProcess):
             self._lease.release(clean=True)
         try:
             # its tmpfs was only mounted in the bot's own namespace: here it is empty
-            self._scratch.rmdir()
+            os.rmdir(self._scratch)
         except OSError:
             await trio.to_thread.run_sync(lambda: shutil.rmtree(self._scratch, ignore_errors=True))
 
@@ -640,10 +709,7 @@ class ProcessLauncher(Launcher):
     def check(self, spec: LaunchSpec) -> None:
         if not spec.command:
             raise LaunchError(f"bot {spec.name}: empty command")
-        workdir = Path(spec.workdir) if spec.workdir is not None else None
-        if workdir is not None and not workdir.is_dir():
-            raise LaunchError(f"bot {spec.name}: working directory {workdir} does not exist")
-        _check_executable(spec, workdir)
+        _check_files(spec)
 
     async def start(self, spec: LaunchSpec, nursery: trio.Nursery) -> BotProcess:
         if not spec.command:
@@ -653,10 +719,7 @@ class ProcessLauncher(Launcher):
             # probed once per process (it runs programs): in a thread the first time only
             probed = capabilities.cache_info().currsize > 0
             caps = capabilities() if probed else await trio.to_thread.run_sync(capabilities)
-        workdir = Path(spec.workdir) if spec.workdir is not None else None
-        if workdir is not None and not workdir.is_dir():
-            raise LaunchError(f"bot {spec.name}: working directory {workdir} does not exist")
-        _check_executable(spec, workdir)
+        workdir = _check_files(spec)
         notes: list[str] = []
         lease = None
         exposures: tuple[Exposure, ...] = ()
@@ -677,10 +740,7 @@ class ProcessLauncher(Launcher):
                 notes.append(f"{blocked[0]} is not reachable by an unprivileged uid")
                 lease.release(clean=True)  # nothing ran as its uid
                 lease = None
-        # named after the arena, so that the next arena removes it if this one is killed
-        scratch = Path(
-            tempfile.mkdtemp(prefix=f"arena-bot-{os.getpid()}-", dir=scratch_base(caps.mountns))
-        )
+        scratch = make_scratch(caps.mountns)
         cgroup = None
         child = None
         try:
@@ -1055,36 +1115,48 @@ def _describe(exposures: tuple[Exposure, ...]) -> list[str]:
 def _unreachable_paths(spec: LaunchSpec, workdir: Path | None, uid: int) -> list[Path]:
     """The bot's own files (workdir, program, command words naming existing files) that `uid`
     could not reach. The program counts although setpriv could exec it anyway: an interpreter
-    under /root (pyenv) would start but could not read its own library as another uid."""
-    paths = [workdir] if workdir is not None else []
+    under /root (pyenv) would start but could not read its own library as another uid.
+
+    Walked at every start (a few stat calls on strings, each component once): exact, so a
+    bot's directory made unreachable between two games is seen at the next start."""
+    wd = str(workdir) if workdir is not None else None
+    paths = [wd] if wd is not None else []
     prog = spec.command[0]
     if "/" in prog:
-        exe: Path | None = (
-            Path(prog) if Path(prog).is_absolute() or workdir is None else (workdir / prog)
-        )
+        exe: str | None = prog if os.path.isabs(prog) or wd is None else os.path.join(wd, prog)
     else:
-        found = shutil.which(prog, path=spec.env.get("PATH", DEFAULT_PATH))
-        exe = Path(found) if found else None
-    if exe is not None and exe.exists():
-        paths += [exe, exe.resolve()]
+        exe = shutil.which(prog, path=spec.env.get("PATH", DEFAULT_PATH))
+    if exe is not None and os.path.exists(exe):
+        paths.append(exe)  # _first_blocked also walks its resolved path
     for word in spec.command[1:]:
         if "/" in word and not word.startswith("-"):
-            p = Path(word) if Path(word).is_absolute() or workdir is None else workdir / word
-            if p.exists():
+            p = word if os.path.isabs(word) or wd is None else os.path.join(wd, word)
+            if os.path.exists(p):
                 paths.append(p)
-    return [p for p in paths if not reachable_by(p, uid, uid)]
+    stats: dict[str, os.stat_result | None] = {}
+    return [Path(p) for p in paths if _first_blocked(p, uid, uid, stats) is not None]
+
+
+def _check_files(spec: LaunchSpec) -> Path | None:
+    """The bot's working directory (None: none of its own), after checking that it and the
+    program exist: a missing one is the bot's fault, reported before anything starts."""
+    workdir = Path(spec.workdir) if spec.workdir is not None else None
+    if workdir is not None and not os.path.isdir(workdir):
+        raise LaunchError(f"bot {spec.name}: working directory {workdir} does not exist")
+    _check_executable(spec, workdir)
+    return workdir
 
 
 def _check_executable(spec: LaunchSpec, workdir: Path | None) -> None:
     """A missing program is the bot's fault, reported before anything is started."""
     prog = spec.command[0]
     if "/" in prog:
-        path = Path(prog)
-        if not path.is_absolute():
+        path = prog
+        if not os.path.isabs(path):
             if workdir is None:
                 raise LaunchError(f"bot {spec.name}: relative command {prog} needs a workdir")
-            path = workdir / path
-        if not path.is_file():
+            path = os.path.join(workdir, path)
+        if not os.path.isfile(path):
             raise LaunchError(f"bot {spec.name}: cannot start {prog}: no such file")
         if not os.access(path, os.X_OK):
             raise LaunchError(f"bot {spec.name}: cannot start {prog}: not executable")
