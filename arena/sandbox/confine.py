@@ -80,6 +80,11 @@ class _CapData(ctypes.Structure):
     ]
 
 
+#: made here, before any fork: a ctypes array type made in the child is a new class there,
+#: a tenth of a millisecond of Python and page faults per bot
+_CapDataPair = _CapData * 2
+
+
 @functools.cache
 def libc() -> ctypes.CDLL:
     """The C library with every function the child calls already looked up: ctypes caches
@@ -177,8 +182,19 @@ def prctl(option: int, arg: int = 0) -> None:
 def clear_capabilities() -> None:
     """Empty effective, permitted and inheritable sets (lowering needs no privilege)."""
     header = _CapHeader(_LINUX_CAPABILITY_VERSION_3, 0)
-    data = (_CapData * 2)()
+    data = _CapDataPair()
     _check(libc().capset(ctypes.byref(header), ctypes.byref(data)), "capset")
+
+
+def drop_bounding_set(cap_last: int) -> None:
+    """Empty this thread's capability bounding set (needs CAP_SETPCAP): what it forks can
+    never gain a capability at exec, whatever else it keeps until then."""
+    for cap in range(cap_last + 1):
+        try:
+            prctl(PR_CAPBSET_DROP, cap)
+        except OSError as exc:
+            if exc.errno != errno.EINVAL:  # EINVAL: a capability this kernel lacks
+                raise
 
 
 def _unescape(field_: str) -> str:
@@ -248,6 +264,9 @@ class Confinement:
     uid: int | None = None  # switch to this uid (and gid), no supplementary groups
     drop_capabilities: bool = False  # empty bounding set (needs root), then no capabilities
     cap_last: int = 40
+    #: the process that forks the child emptied its own bounding set already (the spawner
+    #: does it once, at its first bot), so the child inherits it empty and skips the drop
+    bounding_set_empty: bool = False
 
     def __post_init__(self) -> None:
         libc()  # in the parent, before the fork (see libc)
@@ -285,14 +304,9 @@ class Confinement:
             unshare(flags)
         if self.new_mount:
             self._mounts()
-        if self.drop_capabilities:
+        if self.drop_capabilities and not self.bounding_set_empty:
             # the bounding set needs CAP_SETPCAP, so it goes before the uid switch clears it
-            for cap in range(self.cap_last + 1):
-                try:
-                    prctl(PR_CAPBSET_DROP, cap)
-                except OSError as exc:
-                    if exc.errno != errno.EINVAL:  # EINVAL: a capability this kernel lacks
-                        raise
+            drop_bounding_set(self.cap_last)
         if self.uid is not None:
             os.setgroups([])
             os.setresgid(self.uid, self.uid, self.uid)

@@ -29,6 +29,7 @@ import array
 import contextlib
 import ctypes
 import dataclasses
+import gc
 import os
 import pickle
 import platform
@@ -36,7 +37,14 @@ import signal
 import socket
 import sys
 
-from arena.sandbox.confine import PR_SET_PDEATHSIG, Confinement, exec_child, libc, prctl
+from arena.sandbox.confine import (
+    PR_SET_PDEATHSIG,
+    Confinement,
+    drop_bounding_set,
+    exec_child,
+    libc,
+    prctl,
+)
 
 CLONE_PARENT = 0x00008000
 #: clone(2)'s number where its first argument is the flags and the others may all be 0
@@ -74,6 +82,7 @@ def serve(sock: socket.socket, number: int) -> None:
     clone = lib.syscall
     flags = ctypes.c_long(CLONE_PARENT | signal.SIGCHLD)
     zero = ctypes.c_long(0)
+    bounding_set_empty = False
     while True:
         try:
             msg, fds = _receive(sock)
@@ -89,8 +98,15 @@ def serve(sock: socket.socket, number: int) -> None:
             assert isinstance(plan, Confinement)
             std = (fds[1], fds[2], fds[3])
             report = fds[4]
+            if plan.drop_capabilities and not bounding_set_empty:
+                # once for all the bots: this process never execs, and what it forks may
+                # then gain no capability at its exec (41 prctl calls less per bot)
+                drop_bounding_set(plan.cap_last)
+                bounding_set_empty = True
+            changes: dict[str, object] = {"bounding_set_empty": bounding_set_empty}
             if len(fds) > 5:
-                plan = dataclasses.replace(plan, netns_fd=fds[5])
+                changes["netns_fd"] = fds[5]
+            plan = dataclasses.replace(plan, **changes)
             pid = clone(ctypes.c_long(number), flags, zero, zero, zero, zero)
             if pid == 0:  # the bot: never returns
                 exec_child(argv, candidates, env, plan, std, report)
@@ -116,5 +132,9 @@ def main() -> None:
         return
     sock = socket.socket(fileno=fd)
     libc()  # the C library's functions looked up before the first request
+    # no collection here or in a forked child before its exec: one would touch (and so copy)
+    # every object of this process; the loop makes no reference cycles
+    gc.disable()
+    gc.freeze()
     sock.send(READY)  # until then the arena forks its bots itself
     serve(sock, number)

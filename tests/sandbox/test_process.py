@@ -168,6 +168,40 @@ async def test_the_spawner_forks_bots_as_the_arenas_own_children(monkeypatch):
             assert (await bot.wait()).returncode == 0
 
 
+async def _capability_sets(nursery) -> dict[str, int]:
+    spec = LaunchSpec("caps", ("sh", "-c", "grep ^Cap /proc/self/status"))
+    bot = await launcher_for("process").start(spec, nursery)
+    async with bot:
+        out = await read_all(bot.stdout)
+        assert (await bot.wait()).returncode == 0, bot.stderr_tail()
+    return {k: int(v, 16) for k, v in (line.split(":") for line in out.decode().splitlines())}
+
+
+@pytest.mark.parametrize("forker", ["spawner", "arena"])
+async def test_bots_have_no_capabilities_whoever_forks_them(forker, monkeypatch):
+    """The spawner empties its bounding set once, at its first bot, instead of each child
+    doing it: a bot it forks has an empty bounding set all the same, as one the arena forks
+    itself (and no capability in any other set, the second bot of a spawner too)."""
+    from arena.sandbox import process, zygote
+
+    if forker == "spawner":
+        if zygote.clone_number() is None:
+            pytest.skip("no bot spawner on this machine (architecture)")
+        spawner = process._spawner_of(os.getpid(), threading.get_ident())
+        assert spawner is not None and serving(spawner)
+        monkeypatch.setattr(process, "_fork", no_fork)
+    else:
+        monkeypatch.setattr(process, "_spawner", lambda: None)
+    async with trio.open_nursery() as nursery:
+        for _ in range(2):
+            sets = await _capability_sets(nursery)
+            assert {k: sets[k] for k in ("CapInh", "CapPrm", "CapEff", "CapAmb")} == dict.fromkeys(
+                ("CapInh", "CapPrm", "CapEff", "CapAmb"), 0
+            )
+            if process.capabilities().uids:  # root: the bounding set too
+                assert sets["CapBnd"] == 0
+
+
 async def test_bots_outlive_a_dead_spawner_and_later_ones_are_forked_here(monkeypatch):
     """A spawner that dies costs nothing: its bots are the arena's children and play on,
     and the next bots are forked by the arena itself, as contained as before."""
