@@ -432,3 +432,68 @@ def test_exposures_cover_only_blocked_directories(world: Path):
     assert exposures_for([closed / "open" / "private"], uid) is None
     # nothing blocked (root may go everywhere): nothing to expose
     assert exposures_for([closed / "open" / "bin" / "prog"], 0) == ()
+
+
+def _id_program(top: Path) -> tuple[str, str]:
+    """A program printing its uid in `top`/bin, all reachable by every uid."""
+    top.chmod(0o755)
+    (top / "bin").mkdir()
+    prog = top / "bin" / "prog"
+    prog.write_text("#!/bin/sh\nid -u\n")
+    prog.chmod(0o755)
+    return str(top / "bin"), str(prog)
+
+
+@needs_uid
+async def test_reachability_is_checked_again_at_every_start(world: Path):
+    """The bot's paths are walked at every start, not remembered: a directory closed to
+    other uids between two starts (a slot's two games) changes the second start's plan, and
+    opening it again gives the bot its own uid back, without a stale plan either way."""
+    bindir, prog = _id_program(world)
+    spec = LaunchSpec("prog", (prog,))
+
+    async def start() -> tuple[int | None, tuple[str, ...], str]:
+        async with trio.open_nursery() as nursery:
+            bot = await ProcessLauncher().start(spec, nursery)
+            assert isinstance(bot, ProcessBot)
+            async with bot:
+                return bot.uid, bot.notes, await first_line(bot)
+
+    uid, notes, out = await start()
+    assert uid not in (None, 0) and int(out) == uid and notes == (), notes
+    os.chmod(bindir, 0o700)
+    uid, notes, out = await start()
+    if CAPS.mountns:  # the closed directory is covered, the program alone bound back
+        assert uid not in (None, 0) and int(out) == uid, (out, notes)
+        assert notes == (f"exposed: {prog}",), notes
+    else:  # the arena's own uid, and the reason said
+        assert uid is None and int(out) == os.geteuid(), (out, notes)
+        assert notes == (f"{bindir} is not reachable by an unprivileged uid",), notes
+    os.chmod(bindir, 0o755)
+    uid, notes, out = await start()
+    assert uid not in (None, 0) and int(out) == uid and notes == (), notes
+
+
+def test_scratch_base_is_made_again_if_it_went(tmp_path: Path, monkeypatch):
+    """The scratch base is checked once per process; if a cleaner removed it meanwhile, the
+    next bot's directory is made in a base made (and checked) again, not a start failure."""
+    import functools
+
+    from arena.sandbox import process
+
+    base = tmp_path / "base"
+    made: list[bool] = []
+
+    @functools.cache
+    def fake_base(mountns: bool) -> Path:
+        made.append(mountns)
+        base.mkdir(mode=0o711, exist_ok=True)
+        return base
+
+    monkeypatch.setattr(process, "_scratch_base", fake_base)
+    first = process.make_scratch(True)
+    assert first.parent == base and first.stat().st_mode & 0o777 == 0o700
+    assert process.make_scratch(True) != first and made == [True]  # checked once
+    shutil.rmtree(base)
+    again = process.make_scratch(True)
+    assert again.parent == base and again.is_dir() and made == [True, True]

@@ -89,3 +89,31 @@ def test_a_bot_that_ran_releases_its_uid_clean(uid, tmp_path):
         assert lock_text(uid) == UidLease.CLEAN
 
     trio.run(main)
+
+
+def test_the_lock_directory_is_made_again_if_it_went(uid: int, tmp_path: Path, monkeypatch):
+    """The lock directory is made and checked once per process; removed meanwhile, it is
+    made (and checked) again at the next lease instead of failing the start."""
+    import functools
+
+    from arena.sandbox import process
+
+    lockdir = tmp_path / "uids"
+    made: list[str] = []
+
+    @functools.cache
+    def fake_dir() -> str:
+        lockdir.mkdir(mode=0o700, exist_ok=True)
+        made.append(str(lockdir))
+        return str(lockdir)
+
+    monkeypatch.setattr(process, "_checked_lock_dir", fake_dir)
+    UidLease.acquire(uid, 1).release(clean=True)
+    UidLease.acquire(uid, 1).release(clean=True)
+    assert len(made) == 1 and (lockdir / f"{uid}.lock").read_bytes() == UidLease.CLEAN
+    for f in lockdir.iterdir():
+        f.unlink()
+    lockdir.rmdir()
+    lease = UidLease.acquire(uid, 1)
+    assert len(made) == 2 and (lockdir / f"{uid}.lock").read_bytes() == UidLease.BUSY
+    lease.release(clean=True)
