@@ -10,6 +10,10 @@ turn limits, so game lengths are known and spread out. It prints:
   dominates instead of the per-game start and end;
 - the fixed cost per game (bot start, handshake, end, commit to SQLite), as the intercept of
   a least-squares fit of each game's wall time against its number of turns at concurrency 1;
+- the same fit with each game timed from its dispatch to the next game's (everything a slot
+  spends per game, but not the commit's wait, which overlaps the next game), and the CPU per
+  game at concurrency 1 (runner; workers with their bots), which bounds the speed-up on 2
+  cores: 2 x wall / CPU;
 - the same bot processes plainly started and stopped (spawn both, close stdin, wait), the
   floor any arena pays, and the arena's fixed cost over that floor;
 - a gauntlet (one challenger against four opponents) and a round robin (five bots) of the
@@ -32,7 +36,9 @@ turn limits, so game lengths are known and spread out. It prints:
 from __future__ import annotations
 
 import argparse
+import itertools
 import os
+import resource
 import statistics
 import subprocess
 import sys
@@ -61,6 +67,21 @@ class Timer(Progress):
         self.t0: dict[str, float] = {}
         self.ends: list[float] = []
         self.games: list[tuple[int, float]] = []  # (turns, seconds)
+        self.turns: dict[str, int] = {}
+        #: CPU seconds of the run: this process (the runner), and its reaped children (the
+        #: workers, with the bots and the spawner each reaped)
+        self.cpu_runner = self.cpu_children = 0.0
+
+    def dispatch_intervals(self) -> list[tuple[int, float]]:
+        """(turns, seconds from the game's dispatch to the next game's): at concurrency 1,
+        everything a slot spends per game, what it does between two games included, but not
+        the commit's wait, which overlaps the next game."""
+        order = sorted(self.t0, key=self.t0.__getitem__)
+        return [
+            (self.turns[a], self.t0[b] - self.t0[a])
+            for a, b in itertools.pairwise(order)
+            if a in self.turns
+        ]
 
     def game_started(self, game_id: str) -> None:
         self.t0[game_id] = time.perf_counter()
@@ -69,6 +90,7 @@ class Timer(Progress):
         now = time.perf_counter()
         self.ends.append(now)
         self.games.append((row.turns or 0, now - self.t0[row.game_id]))
+        self.turns[row.game_id] = row.turns or 0
 
 
 def tournament(
@@ -97,9 +119,15 @@ def tournament(
         base_dir=REPO,
     )
     timer = Timer()
+    before = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
     t = time.perf_counter()
     outcome = trio.run(lambda: run_tournament(config, progress=timer))
     elapsed = time.perf_counter() - t
+    after = resource.getrusage(resource.RUSAGE_SELF), resource.getrusage(resource.RUSAGE_CHILDREN)
+    timer.cpu_runner, timer.cpu_children = (
+        (a.ru_utime + a.ru_stime) - (b.ru_utime + b.ru_stime)
+        for a, b in zip(after, before, strict=True)
+    )
     assert outcome.status == "complete", outcome
     return elapsed, timer, outcome.played
 
@@ -371,6 +399,20 @@ def main() -> int:
         f"per game at concurrency 1: fixed cost {1000 * fixed:.1f} ms + {1000 * per_turn:.2f} ms "
         f"per turn (least squares over {len(best[1][1].games)} games; target <= 8 ms with the "
         f"full sandbox)"
+    )
+    fixed2, per_turn2 = fit(best[1][1].dispatch_intervals())
+    print(
+        f"  the same, each game from its dispatch to the next one's (all a slot spends per game, "
+        f"between two games included, but not the commit's wait, which overlaps the next "
+        f"game): {1000 * fixed2:.1f} ms + {1000 * per_turn2:.2f} ms per turn"
+    )
+    elapsed1, timer1, played1 = best[1]
+    cpu = timer1.cpu_runner + timer1.cpu_children
+    print(
+        f"  CPU at concurrency 1: {1000 * cpu / played1:.1f} ms per game (runner "
+        f"{1000 * timer1.cpu_runner / played1:.1f} ms, workers with their bots and spawners "
+        f"{1000 * timer1.cpu_children / played1:.1f} ms), {cpu / elapsed1:.2f} cores busy per "
+        f"second: concurrency 2 can be at most {2 * elapsed1 / cpu:.2f}x faster on 2 cores"
     )
     print(f"  sandbox: {sandbox_description()}")
     print(
