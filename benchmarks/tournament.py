@@ -24,7 +24,8 @@ turn limits, so game lengths are known and spread out. It prints:
 - sessions (issue 13): 4-turn games, concurrency 1, with `reuse` off and on, alternating, for
   the C bot (`--session-rounds`, 16 by default: 96 games, so that the three processes a run
   starts weigh little in the steady state) and the Python random bot: ms per game and the
-  speed-up (target >= 10x for C);
+  speed-up (target >= 10x for C); for the C bot also from the end of the first round on, when
+  every bot process of a run with sessions has been started (the steady state itself);
 - start-up: the imports of `arena --help` and of what `arena match` needs (python -X
   importtime, sum of top-level modules but `site`, with bytecode cached; target < 80 ms), and
   of trio alone in the same run (the part no arena module can shed).
