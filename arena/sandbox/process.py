@@ -622,11 +622,15 @@ class ProcessBot(BotProcess):
         return self._exit
 
     def _kill_tree(self) -> None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(self.pid, signal.SIGKILL)
         if self._cgroup is not None:
             self._cgroup.kill()
-        elif self._lease is not None:
+            if self._cgroup.killed:
+                # cgroup.kill got the whole tree, its process group included; no killpg
+                # either, whose number may name another group once the bot is reaped
+                return
+        with contextlib.suppress(ProcessLookupError, PermissionError):
+            os.killpg(self.pid, signal.SIGKILL)
+        if self._cgroup is None and self._lease is not None:
             kill_uid(self._lease.uid)
 
     async def kill(self) -> None:
@@ -1003,7 +1007,8 @@ class _Spawner:
             theirs.close()
             # shielded (a fork takes milliseconds): once it has the request, the spawner forks,
             # and a bot that was forked must not go unnoticed
-            with trio.CancelScope(shield=True), trio.move_on_after(SPAWNER_SECONDS):
+            deadline = trio.current_time() + SPAWNER_SECONDS
+            with trio.CancelScope(shield=True, deadline=deadline):
                 await trio.lowlevel.wait_readable(mine)
             try:
                 answer = mine.recv(256).decode(errors="replace")
