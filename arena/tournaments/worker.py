@@ -155,12 +155,13 @@ def resolve_bot(entry: dict[str, Any]) -> Any:
     return dataclasses.replace(spec, **changes) if changes else spec
 
 
-def warm_up(games: Any) -> None:
+def warm_up(games: Any, specs: Any = ()) -> None:
     """Import what a game needs (the referee, the process sandbox, the games' engines, the
     JSON encoder of bots and pipe), start the bot spawner and probe what the sandbox can use
     now, at the worker's start, rather than during its first game. `games` holds names, or
     `{"name", "options"}`: that game is also set up once, so what its engine computes once
-    per board is ready."""
+    per board is ready. The executables of `specs` (the bots) are hashed, as every game
+    records them (the hash is remembered while the file stays the same)."""
     import orjson  # noqa: F401
 
     import arena.referee.match  # noqa: F401
@@ -169,6 +170,8 @@ def warm_up(games: Any) -> None:
 
     start_spawner()
     capabilities()  # what the process sandbox can use: probed once, tens of milliseconds
+    for spec in specs:
+        spec.executable_hash()
 
     for game in games:
         name = game.get("name") if isinstance(game, dict) else game
@@ -281,7 +284,7 @@ async def _serve(
             if msg["type"] == "init":
                 try:
                     specs = load_specs(msg["bots"])
-                    warm_up(msg.get("games", ()))
+                    warm_up(msg.get("games", ()), specs)
                     reply = {"type": "ready"}
                 except ArenaError as e:
                     reply = {"type": "error", "game_id": None, "user": True, "message": str(e)}
