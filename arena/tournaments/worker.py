@@ -34,6 +34,7 @@ import dataclasses
 import json
 import math
 import os
+import re
 import sys
 import traceback
 from collections.abc import AsyncIterator, Callable
@@ -80,11 +81,22 @@ def encode(msg: Any) -> bytes:
         return json.dumps(msg, separators=(",", ":")).encode() + b"\n"
 
 
+#: a run of digits that may be an integer orjson would read as a float (see `decode`)
+_LONG_DIGITS = re.compile(rb"[0-9]{19,}")
+_INT64_MAX = 2**63 - 1
+
+
 def decode(line: bytes) -> Any:
-    """A line of the pipe (`encode`'s output): orjson where it can, the standard library
-    where orjson refuses (integers beyond 64 bits), ValueError if it is not JSON."""
+    """A line of the pipe (`encode`'s output), ValueError if it is not JSON: orjson where it
+    can, the standard library where orjson refuses (NaN) or would be wrong: orjson reads an
+    integer beyond 64 bits as a float, so a line with a run of digits that long (in a string,
+    most likely) is read by the standard library."""
     import orjson
 
+    for m in _LONG_DIGITS.finditer(line):
+        digits = m.group()
+        if len(digits) > 19 or int(digits) > _INT64_MAX:
+            return json.loads(line)
     try:
         return orjson.loads(line)
     except orjson.JSONDecodeError:
