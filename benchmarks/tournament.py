@@ -25,7 +25,8 @@ turn limits, so game lengths are known and spread out. It prints:
   the C bot (`--session-rounds`, 16 by default: 96 games, so that the three processes a run
   starts weigh little in the steady state) and the Python random bot: ms per game and the
   speed-up (target >= 10x for C); for the C bot also from the end of the first round on, when
-  every bot process of a run with sessions has been started (the steady state itself);
+  every bot process of a run with sessions has been started (the steady state itself), and
+  again with `pin_cores = true` (a kept bot then answers on its referee's core);
 - start-up: the imports of `arena --help` and of what `arena match` needs (python -X
   importtime, sum of top-level modules but `site`, with bytecode cached; target < 80 ms), and
   of trio alone in the same run (the part no arena module can shed).
@@ -101,11 +102,13 @@ def tournament(
     results: Path,
     limits: tuple[int, ...] = TURN_LIMITS,
     reuse: bool = False,
+    pin_cores: bool = False,
 ) -> tuple[float, Timer, int]:
     config = config_from_dict(
         {
             "name": f"bench-{concurrency}",
             "reuse": reuse,
+            "pin_cores": pin_cores,
             "seed": 1,
             "rounds": rounds,
             "concurrency": concurrency,
@@ -232,21 +235,24 @@ def engine_setup(n: int = 20) -> float:
     return statistics.median(times)
 
 
-def compare_sessions(bot: str, repeat: int, tmp: str, rounds: int) -> None:
+def compare_sessions(bot: str, repeat: int, tmp: str, rounds: int, pin_cores: bool = False) -> None:
     """4-turn games at concurrency 1 with and without `reuse`, alternating; steady state
     (first game's dispatch to last commit, as the Timer sees it)."""
     per_game: dict[bool, list[float]] = {False: [], True: []}
     after_start: dict[bool, list[float]] = {False: [], True: []}
     for rep in range(repeat):
         for reuse in (False, True):
-            path = Path(tmp) / f"sess-{Path(bot).name}-{reuse}-{rep}.sqlite"
-            timer = tournament(bot, rounds, 1, path, limits=(4,), reuse=reuse)[1]
+            path = Path(tmp) / f"sess-{Path(bot).name}-{reuse}-{pin_cores}-{rep}.sqlite"
+            timer = tournament(bot, rounds, 1, path, limits=(4,), reuse=reuse, pin_cores=pin_cores)[
+                1
+            ]
             per_game[reuse].append(steady_per_game(timer))
             if rounds > 1:
                 after_start[reuse].append(per_game_after(timer, 6))
     off, on = min(per_game[False]), min(per_game[True])
+    pinned = ", pin_cores = true (the slot's worker and bots on one core)" if pin_cores else ""
     print(
-        f"{Path(bot).name}, 4-turn games ({rounds} rounds of 6), concurrency 1: "
+        f"{Path(bot).name}, 4-turn games ({rounds} rounds of 6), concurrency 1{pinned}: "
         f"{1000 * off:.2f} ms/game without "
         f"sessions, {1000 * on:.2f} ms/game with (reuse = true): {off / on:.1f}x faster "
         f"(target >= 10x for instant C bots; best of {repeat})"
@@ -350,6 +356,9 @@ def main() -> int:
         startup_figures()
         with tempfile.TemporaryDirectory() as tmp:
             compare_sessions(args.bot, args.repeat, tmp, args.session_rounds)
+            # a kept bot answers on the core its referee runs on: no wake-up of another core
+            # per request (starting bots, the other arm's work, spreads better unpinned)
+            compare_sessions(args.bot, args.repeat, tmp, args.session_rounds, pin_cores=True)
             compare_sessions(str(REPO / "bots" / "random-py"), args.repeat, tmp, 1)
         return 0
 
@@ -428,6 +437,7 @@ def main() -> int:
     with tempfile.TemporaryDirectory() as tmp:
         compare_formats(args.bot, args.repeat, tmp)
         compare_sessions(args.bot, args.repeat, tmp, args.session_rounds)
+        compare_sessions(args.bot, args.repeat, tmp, args.session_rounds, pin_cores=True)
     startup_figures()
     return 0
 
