@@ -21,7 +21,6 @@ error stay those of the standard library.
 from __future__ import annotations
 
 import functools
-import json
 import re
 from types import ModuleType
 from typing import Any
@@ -83,6 +82,8 @@ class Encoder:
             # a Packer is reusable and avoids re-creating internal buffers for every message
             self._dumps = msgpack.Packer(use_bin_type=True).pack
         else:
+            import json  # here, not at import: an arena whose bots all speak msgpack never needs it
+
             dumps = json.JSONEncoder(
                 ensure_ascii=False, separators=(",", ":"), allow_nan=False
             ).encode
@@ -311,6 +312,8 @@ def _json_message(line: bytes) -> dict[str, Any]:
         text = line.decode("utf-8")
     except UnicodeDecodeError as e:
         raise ProtocolError(f"malformed JSON line: not valid UTF-8 ({e.reason})", line) from None
+    import json
+
     try:
         obj = json.loads(text, parse_constant=_reject_constant)
     except ValueError as e:

@@ -6,7 +6,6 @@ These are thin shells around `arena.referee`: the CLI parses and prints, the ref
 from __future__ import annotations
 
 import argparse
-import json
 import os
 import signal
 import sys
@@ -332,6 +331,8 @@ def cmd_match(args: argparse.Namespace) -> int:
             print(f"opening: {format_opening(opening)}", file=out)
     record = _run(config, observer if show else None, on_log if show else None)
     if args.json:
+        import json  # only for --json: not on every start
+
         print(json.dumps(record.summary(), ensure_ascii=False))
     else:
         print(result_line(record))

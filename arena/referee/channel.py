@@ -24,7 +24,6 @@ from typing import Any
 
 import trio
 
-from arena.referee.diagnose import Silence, explain_bad_bytes, explain_silence
 from arena.referee.seat import BotFailure, Reply, Seat
 from arena.sandbox import BotProcess, ExitInfo
 from protocol.framing import Decoder, Encoder, ProtocolError
@@ -136,7 +135,7 @@ class BotChannel(Seat):
                     break
                 self._take(data)
         except ProtocolError as e:
-            self.error = explain_bad_bytes(e, self._encoding)
+            self.error = _explain_bad_bytes(e, self._encoding)
         except (trio.BrokenResourceError, trio.ClosedResourceError):
             pass
         finally:
@@ -172,7 +171,7 @@ class BotChannel(Seat):
         try:
             self._take(data)
         except ProtocolError as e:
-            self.error = explain_bad_bytes(e, self._encoding)
+            self.error = _explain_bad_bytes(e, self._encoding)
 
     def _dispatch(self, msg: dict[str, Any], arrived: float) -> None:
         if msg.get("type") == "log":
@@ -294,6 +293,8 @@ class BotChannel(Seat):
         writes it when it exits, and most bots exit when their stdin closes).
 
         The bot has lost already; only the words of the failure depend on this."""
+        from arena.referee.diagnose import Silence, explain_silence
+
         received = self.received
         self._expecting = request_type  # a late reply is read as one, not as an error
         await self.close_input()
@@ -410,3 +411,11 @@ class BotChannel(Seat):
         self._stdin_fd = None  # the number may name another file once closed: no fast path
         with contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError):
             await self.proc.stdin.aclose()
+
+
+def _explain_bad_bytes(e: ProtocolError, encoding: str) -> str:
+    """arena.referee.diagnose's words for undecodable output, imported on the first failure
+    rather than with the referee: a game without one never needs it."""
+    from arena.referee.diagnose import explain_bad_bytes
+
+    return explain_bad_bytes(e, encoding)

@@ -19,7 +19,7 @@ import gc
 import os
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import trio
 
@@ -28,14 +28,8 @@ from arena.games import IllegalAction, Result, State, make_game
 from arena.referee.bots import BotSpec, BuildError
 from arena.referee.channel import STDERR_SEPARATOR, BotChannel, stderr_lines
 from arena.referee.clock import Clocks, TimeControl
-from arena.referee.diagnose import (
-    encoding_hint,
-    stderr_holds_a_reply,
-    stderr_suggests_decoding,
-)
 from arena.referee.record import FORFEIT_REASONS, GameRecord, now_iso
 from arena.referee.seat import BotFailure, Seat, SeatSpec
-from arena.referee.sessions import SESSION_CPU_GAMES, Session, SessionPool
 from arena.sandbox import (
     BotProcess,
     LaunchError,
@@ -46,6 +40,9 @@ from arena.sandbox import (
 )
 from protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
 from protocol.messages import PROTOCOL_VERSION, SEED_MAX
+
+if TYPE_CHECKING:  # imported where used: `arena match` never keeps a process
+    from arena.referee.sessions import Session, SessionPool
 
 LOG_MESSAGE_BYTES = 4096
 LOG_TOTAL_BYTES = 64 * 1024
@@ -198,6 +195,8 @@ def play_opening(state: State, opening: Sequence[Sequence[str]]) -> dict[str, An
 def _silent_start(channel: Seat, f: BotFailure, startup: float) -> BotFailure:
     """No ready in time: say so, with why it may be (f.hint) and the bot's last stderr lines
     (a bot that could not read its hello often says so on stderr once its stdin closes)."""
+    from arena.referee.diagnose import stderr_holds_a_reply  # failures only: not at start-up
+
     hint = f.hint
     info = dict(f.info)
     if isinstance(channel, BotChannel) and stderr_holds_a_reply(channel.proc.stderr_tail()):
@@ -214,6 +213,8 @@ def _silent_start(channel: Seat, f: BotFailure, startup: float) -> BotFailure:
 def _crash_at_start(channel: Seat, f: BotFailure) -> BotFailure:
     """Exited before ready. A bot that sent nothing and complains of decoding on stderr may
     read the other encoding than its manifest declares: say which one it was sent."""
+    from arena.referee.diagnose import encoding_hint, stderr_suggests_decoding
+
     base, sep, tail = f.detail.partition(STDERR_SEPARATOR)
     hint = ""
     if (
@@ -465,6 +466,8 @@ class _Referee:
                 self.procs[seat] = session.proc
                 self.sessions[seat] = session
                 return session.channel, trio.current_time()
+            from arena.referee.sessions import SESSION_CPU_GAMES
+
             nursery = pool.nursery  # the process may outlive this game
             if budget is not None:
                 # RLIMIT_CPU counts all the games of a kept process (arena/referee/sessions.py)
@@ -485,6 +488,8 @@ class _Referee:
         )
         nursery.start_soon(channel.reader)
         if pool is not None:
+            from arena.referee.sessions import Session
+
             pool.started += 1
             self.sessions[seat] = Session(key, proc, channel, launch.limits.cpu_seconds, games=1)
         return channel, t_launch

@@ -7,7 +7,6 @@ re-checks every action, so a record is evidence, not just a log.
 
 from __future__ import annotations
 
-import json
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
@@ -87,6 +86,8 @@ class GameRecord:
     def to_json(self, indent: int | None = None) -> str:
         """JSON text with times rounded to the microsecond (the referee keeps raw floats in
         memory: rounding every figure during the game would cost time on every turn)."""
+        import json  # at the end of a game, not with the referee
+
         return json.dumps(_rounded(self.to_dict(copy=False)), indent=indent, ensure_ascii=False)
 
     def write(self, path: str | Path) -> None:
@@ -94,6 +95,8 @@ class GameRecord:
 
     @classmethod
     def load(cls, path: str | Path) -> GameRecord:
+        import json
+
         p = Path(path)
         try:
             data = json.loads(p.read_text(encoding="utf-8"))
