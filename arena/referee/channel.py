@@ -209,17 +209,9 @@ class BotChannel(Seat):
         limit = math.inf if deadline is None else deadline + margin
         written: float | None = None
         stdin_closed = timed_out = False
-        sent = 0
-        fd = self._stdin_fd
-        if fd is not None:
-            # Fast path for pipes: a request almost always fits in the pipe buffer, so write
-            # it at once and save FdStream.send_all's trip through the scheduler.
-            try:
-                sent = os.write(fd, data)
-            except BlockingIOError:
-                sent = 0
-            except OSError:
-                stdin_closed = True
+        sent = _write_now(self._stdin_fd, data)
+        if sent is None:
+            stdin_closed, sent = True, 0
         if not stdin_closed and sent < len(data):
             with trio.move_on_after(limit) as write_scope:
                 try:
@@ -351,18 +343,12 @@ class BotChannel(Seat):
             data = self.encoder.encode(msg)
         except ProtocolError:
             return False
-        fd = self._stdin_fd
-        if fd is not None:
-            # the pipe fast path of `request_bytes`: the message almost always fits at once
-            try:
-                sent = os.write(fd, data)
-            except BlockingIOError:
-                sent = 0
-            except OSError:
-                return False
-            if sent == len(data):
-                return True
-            data = data[sent:]
+        sent = _write_now(self._stdin_fd, data)
+        if sent is None:
+            return False
+        if sent == len(data):
+            return True
+        data = data[sent:]
         with (
             trio.move_on_after(within),
             contextlib.suppress(trio.BrokenResourceError, trio.ClosedResourceError, OSError),
@@ -419,3 +405,18 @@ def _explain_bad_bytes(e: ProtocolError, encoding: str) -> str:
     from arena.referee.diagnose import explain_bad_bytes
 
     return explain_bad_bytes(e, encoding)
+
+
+def _write_now(fd: int | None, data: bytes) -> int | None:
+    """The fast path for pipes: a message almost always fits in the pipe buffer, so it is
+    written at once, saving FdStream.send_all's trip through the scheduler. The bytes written
+    (0: not a pipe, or the pipe is full: send the rest with send_all), None if the bot's stdin
+    is closed."""
+    if fd is None:
+        return 0
+    try:
+        return os.write(fd, data)
+    except BlockingIOError:
+        return 0
+    except OSError:
+        return None
