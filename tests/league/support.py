@@ -369,7 +369,17 @@ def browser_login(driver: Any, server: Server, path: str, token: str) -> None:
     assert "/login" in driver.current_url, driver.current_url  # the page needs a user
     driver.find_element("id", "token").send_keys(token)
     driver.find_element("id", "login").click()
-    wait(driver, lambda d: d.current_url.endswith(path), 20, f"back on {path}")
+    # the address changes when the next page starts loading, not when it is there: wait for
+    # the page itself (under load, its elements were looked for too early)
+    wait(
+        driver,
+        lambda d: (
+            d.current_url.endswith(path)
+            and d.execute_script("return document.readyState") == "complete"
+        ),
+        20,
+        f"back on {path}",
+    )
 
 
 class OpenAPIChecker:
