@@ -362,8 +362,7 @@ class BotChannel(Seat):
         PIPE_BUF bytes goes into a pipe whole or not at all. True: written; None: not
         written (not a pipe, too long, or the pipe is full: use `send_quietly`); False: it
         cannot be sent (the bot closed its stdin, or the message does not encode)."""
-        fd = self._stdin_fd
-        if fd is None:
+        if self._stdin_fd is None:
             return None
         try:
             data = self.encoder.encode(msg)
@@ -371,13 +370,10 @@ class BotChannel(Seat):
             return False
         if len(data) > select.PIPE_BUF:
             return None
-        try:
-            os.write(fd, data)
-        except BlockingIOError:
-            return None
-        except OSError:
+        sent = _write_now(self._stdin_fd, data)
+        if sent is None:
             return False
-        return True
+        return True if sent else None  # at most PIPE_BUF bytes: all of it, or none
 
     # --- sessions (arena/referee/sessions.py) ---------------------------------------------------
     def attach(self, seat: int, on_log: Callable[[int, float, str], None] | None) -> None:

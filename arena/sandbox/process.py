@@ -420,11 +420,6 @@ def kill_uid(uid: int, rounds: int = 50) -> None:
                 os.kill(pid, signal.SIGKILL)
 
 
-def reachable_by(path: Path, uid: int, gid: int) -> bool:
-    """Can `uid` traverse to `path` and list it? (Mode bits only; enough for the usual cases.)"""
-    return _first_blocked(path, uid, gid) is None
-
-
 def _first_blocked(
     path: Path | str, uid: int, gid: int, stats: dict[str, os.stat_result | None] | None = None
 ) -> Path | None:

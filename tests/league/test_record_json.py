@@ -6,8 +6,7 @@ from __future__ import annotations
 import json
 
 from arena.league import store
-from arena.league.executors.inprocess import _record_json
-from arena.tournaments.worker import encode
+from arena.tournaments.worker import encode, record_text
 
 RECORD = {
     "format": "arena-record/1",
@@ -21,7 +20,7 @@ RECORD = {
 def test_the_records_text_is_cut_exactly_from_the_workers_line():
     line = encode({"type": "record", "game_id": 42, "record": RECORD})
     reply = json.loads(line)
-    text = _record_json(reply, line)
+    text = record_text(reply, line)
     assert text is not None and json.loads(text) == RECORD
     assert store.decompress_record(store.compress_record(RECORD)) == json.loads(text)
     assert text == encode(RECORD).rstrip(b"\n")  # the record's own compact JSON, unchanged
@@ -29,8 +28,8 @@ def test_the_records_text_is_cut_exactly_from_the_workers_line():
 
 def test_any_other_shape_gives_nothing():
     line = encode({"type": "record", "game_id": 42, "record": RECORD, "extra": 1})
-    assert _record_json(json.loads(line), line) is None
+    assert record_text(json.loads(line), line) is None
     line = encode({"game_id": 42, "type": "record", "record": RECORD})
-    assert _record_json(json.loads(line), line) is None
+    assert record_text(json.loads(line), line) is None
     line = encode({"type": "record", "game_id": 42, "record": RECORD})
-    assert _record_json({"type": "record", "game_id": 43, "record": RECORD}, line) is None
+    assert record_text({"type": "record", "game_id": 43, "record": RECORD}, line) is None

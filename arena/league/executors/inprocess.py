@@ -22,7 +22,7 @@ from arena.league.executors.base import Executor, GameJob, JobSource, Outcome
 from arena.league.live import LiveGames
 from arena.league.store import VoidKind
 from arena.tournaments.runner import WorkerDied, WorkerProcess
-from arena.tournaments.worker import record_text as _record_json
+from arena.tournaments.worker import record_text
 
 
 class InProcessExecutor(Executor):
@@ -100,7 +100,7 @@ class InProcessExecutor(Executor):
 def _outcome(job: GameJob, reply: dict, line: bytes = b"") -> Outcome:
     kind = reply.get("type")
     if kind == "record":
-        return Outcome(job, record=reply["record"], record_json=_record_json(reply, line))
+        return Outcome(job, record=reply["record"], record_json=record_text(reply, line))
     reason = str(reply.get("reason") or reply.get("message") or f"unexpected reply {kind!r}")
     if reason.startswith("SandboxFault"):
         return Outcome(job, void=VoidKind.SANDBOX_FAULT, reason=reason)
