@@ -334,7 +334,17 @@ def test_workers_survive_kills_and_record_every_game_once(league, tmp_path):
         )
         wait_until(lambda: finished(engine) >= 25, "more games")
 
-        # the server is killed; the workers go on with the games queued, then it comes back
+        # the server is killed; the workers go on with the games queued, then it comes back.
+        # Killed while jobs wait untaken: games queued but not begun cannot all end between
+        # the kill and the count (under load, a queue that was only in play had drained by
+        # then, and no game was left to record without the server)
+        wait_until(
+            lambda: (
+                q(engine, "SELECT count(*) FROM procrastinate_jobs WHERE status = 'todo'")[0][0]
+                >= 4
+            ),
+            "jobs waiting for the workers",
+        )
         server.kill()
         before = finished(engine)
         wait_until(lambda: finished(engine) >= before + 2, "games recorded without the server")
