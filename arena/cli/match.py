@@ -259,12 +259,33 @@ def _time_options(
         metavar="SECONDS",
         help="latency forgiveness added before flagging (default 0.05)",
     )
+    p.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default=None,
+        help="what a reply is charged: wall (its wall time less the host's share, the default) "
+        "or cpu (the CPU time the bot used, the wall time capped at --wall-cap deadlines)",
+    )
+    p.add_argument(
+        "--wall-cap",
+        type=float,
+        default=None,
+        metavar="N",
+        help="the cpu clock's wall-clock cap, in deadlines (default 3)",
+    )
 
 
 def _time_control(args: argparse.Namespace) -> TimeControl:
     from arena.referee import TimeControl
 
-    return TimeControl.parse(args.tc, args.move_time, startup=args.startup, margin=args.margin)
+    return TimeControl.parse(
+        args.tc,
+        args.move_time,
+        startup=args.startup,
+        margin=args.margin,
+        clock=args.clock,
+        wall_cap=args.wall_cap,
+    )
 
 
 def parse_options(items: list[str]) -> dict[str, str]:
