@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.referee.blame import Measures, Verdict, task_stall
-from arena.sandbox.cpuacct import CpuCounters, Sample
+from arena.sandbox.cpuacct import MAX_TASKS, CpuCounters, Sample
 
 NO_ACCOUNTING = "none"
 
@@ -66,13 +66,15 @@ class Meter:
     """The per-reply sampling of one bot. The bot's counters belong to its process (closed
     with it); `self_fd` (open_own_schedstat) to the game that uses the meter."""
 
-    __slots__ = ("_after", "_before", "_late0", "_late1", "counters", "self_fd")
+    __slots__ = ("_after", "_before", "_late0", "_late1", "counters", "last", "self_fd")
 
     def __init__(self, counters: CpuCounters, self_fd: int | None) -> None:
         self.counters = counters
         self.self_fd = self_fd
         self._before: Sample | None = None
         self._after: Sample | None = None
+        #: the sample the last `measures` used
+        self.last: Sample | None = None
         self._late0 = self._late1 = 0
 
     @property
@@ -87,6 +89,10 @@ class Meter:
             return int(os.pread(fd, 128, 0).split()[1])
         except (OSError, IndexError, ValueError):
             return 0
+
+    @property
+    def before(self) -> Sample | None:
+        return self._before
 
     def start(self) -> None:
         """Before the request is written."""
@@ -104,25 +110,32 @@ class Meter:
 
     def measures(self, wall: float) -> Measures:
         """The reply's measurements (`arrived` sampled them), or, for a reply still awaited,
-        the measurements up to now."""
+        the bot's measurements up to now (the referee's lateness counts only for a reply it
+        was late to see)."""
         after = self._after
-        if after is None:
+        awaited = after is None
+        if awaited:
             after = self.counters.sample()
-            self._late1 = self._delay()
         before = self._before
+        self.last = after
         if before is None or after is None:
             return Measures(wall)
         cpu = (after.cpu - before.cpu) / 1e9
         tasks = []
         wait = 0.0
         old = before.tasks
+        # every task was listed before (not cut at MAX_TASKS): a new one was born since, at 0
+        complete = len(old) < MAX_TASKS
         for tid, (cpu_ns, wait_ns) in after.tasks.items():
             was = old.get(tid)
             if was is None:
-                continue  # born during the reply: its base is unknown, so no credit from it
+                if not complete:
+                    continue  # its base is unknown: no credit from it
+                was = (0, 0)
             task = ((cpu_ns - was[0]) / 1e9, (wait_ns - was[1]) / 1e9)
             wait += task[1]
             tasks.append(task)
-        late = max(0, self._late1 - self._late0) / 1e9
+        # while the reply is awaited the referee's own delays hid nothing: no lateness
+        late = 0.0 if awaited else max(0, self._late1 - self._late0) / 1e9
         throttled = (after.throttled - before.throttled) / 1e9
         return Measures(wall, cpu, wait, task_stall(tasks, cpu), throttled, late)

@@ -25,7 +25,7 @@ from typing import Any
 import trio
 
 from arena.referee.accounting import Account, Meter
-from arena.referee.blame import WALL, judge, next_check, stall_bound
+from arena.referee.blame import WALL, Verdict, judge, next_check, stall_bound, wall_limit
 from arena.referee.seat import BotFailure, Reply, Seat
 from arena.sandbox import BotProcess, ExitInfo
 from protocol.framing import Decoder, Encoder, ProtocolError
@@ -40,6 +40,8 @@ STDERR_LINES = 8
 LATE_OUTPUT_WAIT = 0.5
 #: output that came this close before the bot's stdout closed came as it exited
 AT_EXIT = 0.25
+#: seconds between two looks at a bot the host holds off the CPU past its limit
+HELD_STEP = 0.005
 #: seconds between two trips through the scheduler while a bot's replies are read the moment
 #: its request is written (each trip costs about as much as the rest of a turn's I/O)
 FAST_YIELD = 0.001
@@ -322,13 +324,34 @@ class BotChannel(Seat):
         """Past deadline + margin without a reply: measure, and wait on while the bot's own
         share is within its limit (the host held it up), up to the hard cap
         (arena/referee/blame.py: `next_check`). (timed out, the verdict that ended it)."""
+        # the first look has no recent sample to compare with: `held` needs two close ones
+        earlier, earlier_at = None, written
         while True:
-            m = meter.measures(trio.current_time() - written)
+            now = trio.current_time()
+            m = meter.measures(now - written)
             verdict = judge(m, deadline, margin, self.clock, self.wall_cap)
-            if verdict.flagged or verdict.stall:
+            sample = meter.last
+            # a stall still going on does not show in the bot's statistics yet: look on
+            held = (
+                earlier is not None
+                and sample is not None
+                and meter.counters.held(earlier, sample, now - earlier_at)
+            )
+            probe = earlier is None and verdict.flagged
+            earlier, earlier_at = sample, now
+            if verdict.stall or (verdict.flagged and not held and not probe):
                 return True, Account(m, verdict)
             at = next_check(m, deadline, margin, self.clock, self.wall_cap)
-            if at is None:  # the hard cap, not decided: the bot had all its time
+            if (held or probe) and at is not None:
+                at = min(at, m.wall + HELD_STEP)
+            if at is None:  # the hard cap
+                if held:  # the host holds it still: its share is at least the overrun
+                    host = max(
+                        verdict.host,
+                        m.wall - wall_limit(deadline, margin, self.clock, self.wall_cap),
+                    )
+                    why = "held off the CPU by the host at the hard cap"
+                    verdict = Verdict(verdict.charged, host, False, True, why)
                 return True, Account(m, verdict)
             with trio.CancelScope(deadline=written + at):
                 await self._wakeup.wait()

@@ -114,6 +114,28 @@ class CpuCounters:
                 os.close(fds.pop(tid))
         return Sample(cpu, throttled, tasks)
 
+    def held(self, earlier: Sample, now: Sample, interval: float) -> bool:
+        """Is the bot held off the CPU right now: a task of it runnable (state R) while the
+        whole bot used under a tenth of the `interval` (seconds) between the two samples? A
+        task's run-queue wait only shows in its statistics once it runs again, so a bot
+        stalled at the moment the referee looks is seen this way. Busy threads that keep one
+        of their own waiting are no stall: the bot's CPU time moves."""
+        least = 0.1 * interval * 1e9
+        if now.cpu - earlier.cpu >= least:
+            return False
+        for tid, (cpu, _) in now.tasks.items():
+            was = earlier.tasks.get(tid)
+            if was is not None and cpu - was[0] >= least:
+                continue
+            try:
+                with open(f"/proc/{tid}/stat", "rb") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            if stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] == b"R":
+                return True
+        return False
+
     def _throttled(self, fd: int) -> int:
         try:
             text = os.pread(fd, 1024, 0)
