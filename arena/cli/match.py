@@ -288,6 +288,23 @@ def _time_control(args: argparse.Namespace) -> TimeControl:
     )
 
 
+def accounting_text(entry: dict[str, Any]) -> str:
+    """A turn's accounting figures (docs/record.md) for `arena replay`: what the bot used,
+    what the host took, what it was charged; nothing for records without them."""
+    source = entry.get("accounting")
+    if source is None:
+        return ""
+    if source == "none":
+        return "; not measured"
+    parts = [f"CPU {duration(entry.get('cpu', 0.0))}", f"wait {duration(entry.get('wait', 0.0))}"]
+    if entry.get("late"):
+        parts.append(f"referee late {duration(entry['late'])}")
+    if entry.get("host"):
+        parts.append(f"host {duration(entry['host'])}")
+    parts.append(f"charged {duration(entry.get('charged', 0.0))}")
+    return "; " + ", ".join(parts)
+
+
 def parse_options(items: list[str]) -> dict[str, str]:
     options: dict[str, str] = {}
     for item in items:
@@ -546,7 +563,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         ctext = " | ".join("-" if c is None else f"{c:.2f}" for c in clocks)
         print(
             f"turn {entry['turn']}: {colours[seat]} ({names[seat]}) {' '.join(acts) or '-'}"
-            f"   [{duration(entry['elapsed'])}; clocks {ctext}]"
+            f"   [{duration(entry['elapsed'])}{accounting_text(entry)}; clocks {ctext}]"
         )
         if not args.no_board:
             print(state.render_text())

@@ -91,6 +91,11 @@ class Meter:
             return 0
 
     @property
+    def measured(self) -> bool:
+        """The reply was measured on arrival (`arrived`): not a quick one."""
+        return self._after is not None
+
+    @property
     def before(self) -> Sample | None:
         return self._before
 

@@ -121,6 +121,10 @@ class BotChannel(Seat):
         self.clock = WALL
         self.wall_cap = 3.0
         self._metering = False
+        #: when the pending request was written, and the reply time below which it is not
+        #: measured (see request_bytes)
+        self._written = 0.0
+        self._quick = 0.0
 
     # --- the reader task ---------------------------------------------------------------------
     async def reader(self) -> None:
@@ -195,7 +199,7 @@ class BotChannel(Seat):
             raise ProtocolError(f"sent {mtype!r} while no request was pending")
         check_reply(msg, expecting)
         self._expecting = None
-        if self._metering:
+        if self._metering and arrived - self._written > self._quick:
             assert self.meter is not None
             self.meter.arrived()
         self._reply = Reply(msg, arrived)
@@ -226,6 +230,11 @@ class BotChannel(Seat):
         self._metering = meter is not None
         if meter is not None:
             meter.start()
+            # A reply within the margin is not measured under the wall clock: nothing in it
+            # can be forgiven, and it is charged its wall time as it always was; sampling
+            # the counters again would double the accounting's cost on fast games.
+            self._quick = margin if self.clock == WALL else -1.0
+            self._written = math.inf
         sent = _write_now(self._stdin_fd, data)
         if sent is None:
             stdin_closed, sent = True, 0
@@ -240,6 +249,7 @@ class BotChannel(Seat):
         if not (stdin_closed or timed_out):
             written = trio.current_time()
             if meter is not None:
+                self._written = written
                 meter.written()
             if self._reply is None and self._stdout_fd is not None and self.error is None:
                 self._read_now()
@@ -264,7 +274,7 @@ class BotChannel(Seat):
         if reply is not None:
             assert written is not None
             elapsed = max(0.0, reply.arrived - written)
-            if meter is not None:
+            if meter is not None and meter.measured:
                 m = meter.measures(elapsed)
                 reply.account = Account(m, judge(m, deadline, margin, self.clock, self.wall_cap))
             return reply, elapsed

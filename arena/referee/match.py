@@ -664,14 +664,10 @@ class _Referee:
                     entry["resigned"] = True
                     record_turns.append(entry)
                     return self._resign(seat, reply_msg.get("reason", ""))
-                first = len(entries)
                 failure = self._apply(reply_msg["actions"], elapsed, turn_no, entries)
                 if account is not None:
-                    fields = account.fields()
-                    if first < len(entries):
-                        entries[first].update(fields)
-                    self._account_turn(entry, seat, fields)
-                elif self.accounting[seat] is not None:
+                    self._account_turn(entry, seat, account.fields())
+                elif self.accounting[seat] == NO_ACCOUNTING:
                     entry["accounting"] = NO_ACCOUNTING
                 if failure is not None:
                     self._close_turn(entry, turn_elapsed, clocks)
