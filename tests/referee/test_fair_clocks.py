@@ -251,3 +251,18 @@ async def test_a_v1_cpuacct_cgroup_counts_too(timing_bot, monkeypatch):
     assert record.bots[0]["accounting"] == "cgroup v1"
     assert record.result["reason"] == "time_forfeit"
     assert record.result["failure"]["cpu"] > 0.0
+
+
+async def test_replay_shows_each_turns_figures(timing_bot, tmp_path, capsys):
+    """`arena replay` prints a turn's CPU, wait, host share and charge from its record."""
+    from arena.cli import main
+
+    a = dataclasses.replace(load_bot(f"json:{timing_bot} busy 0.5"), env=(("TIMING_RT", "1"),))
+    b = load_bot(f"json:{timing_bot} sleep 0")
+    record = await play(config(a, b, FAST))
+    path = tmp_path / "game.json"
+    record.write(path)
+    assert main(["replay", str(path), "--no-board"]) == 0
+    out = capsys.readouterr().out
+    line = next(line for line in out.splitlines() if line.startswith("turn 1:"))
+    assert "CPU " in line and "wait " in line and "charged " in line
