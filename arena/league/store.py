@@ -52,6 +52,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection, Engine
 
+from arena.league.privacy import neutral_paths, public_detail, public_manifest
 from arena.league.ratings import MU0, SIGMA0, Skill, rate
 from arena.referee.record import FORFEIT_REASONS, now_iso
 
@@ -1441,13 +1442,13 @@ def version_summary(v: Version) -> dict[str, Any]:
         "created_at": v.created_at,
         "activated_at": v.activated_at,
         "archive_sha256": v.archive_sha256,
-        "manifest": {k: v.manifest[k] for k in sorted(v.manifest) if k != "league_name"},
+        "manifest": public_manifest(v.manifest, v.path or None),
         "validation": None
         if v.validation is None
         else {
             "passed": validation.get("passed"),
             "stage": validation.get("stage"),
-            "problem": validation.get("problem"),
+            "problem": public_detail(validation.get("problem")),
         },
     }
 
@@ -1519,7 +1520,7 @@ def game_dict(r: Any) -> dict[str, Any]:
         "winner": r.winner,
         "result": r.result,
         "reason": r.reason,
-        "detail": r.detail,
+        "detail": public_detail(r.detail),
         "forfeit": None if r.forfeit is None else bool(r.forfeit),
         "loser_seat": r.loser_seat,
         "scores": [r.score0, r.score1],
@@ -1585,7 +1586,7 @@ def game_detail(conn: Connection, game_id: int) -> dict[str, Any] | None:
         return None
     out = game_dict(r)
     out["voids"] = [
-        {"attempt": v.attempt, "kind": v.kind, "reason": v.reason, "at": v.at}
+        {"attempt": v.attempt, "kind": v.kind, "reason": neutral_paths(v.reason), "at": v.at}
         for v in conn.execute(
             sa.select(voids).where(voids.c.game_id == game_id).order_by(voids.c.id)
         )
