@@ -217,6 +217,20 @@ class League:
 
         self.write_sync(run)
 
+    def rotate_token_sync(self, name: str) -> str:
+        """A new API token for the account (returned once; the old one stops working) and the
+        end of every login session opened with the old one."""
+        token = new_token()
+
+        def run(conn: Any) -> None:
+            user = store.user_by_name(conn, name)
+            if user is None:
+                raise LeagueError(f"no user {name!r}", status=404)
+            store.set_token(conn, user.id, token)
+
+        self.write_sync(run)
+        return token
+
     # --- reads --------------------------------------------------------------------------------
 
     async def leaderboard(

@@ -110,6 +110,9 @@ users = Table(
     Column("is_admin", Boolean, nullable=False, default=False),
     Column("disabled", Boolean, nullable=False, default=False),
     Column("created_at", String(32), nullable=False),
+    #: bumped to end every login session of the account (web/auth.py): logout, a new token,
+    #: disabling
+    Column("session_epoch", Integer, nullable=False, default=0, server_default="0"),
 )
 
 bots = Table(
@@ -400,6 +403,8 @@ class User:
     name: str
     is_admin: bool
     disabled: bool
+    #: the account's login sessions carry this; bumping it ends them all
+    session_epoch: int = 0
 
 
 def add_user(conn: Connection, name: str, token: str, *, is_admin: bool = False) -> User:
@@ -417,23 +422,45 @@ def add_user(conn: Connection, name: str, token: str, *, is_admin: bool = False)
 
 def user_by_name(conn: Connection, name: str) -> User | None:
     row = conn.execute(sa.select(users).where(users.c.name == name)).first()
-    return None if row is None else User(row.id, row.name, row.is_admin, row.disabled)
+    return None if row is None else _user(row)
 
 
 def user_by_id(conn: Connection, user_id: int) -> User | None:
     row = conn.execute(sa.select(users).where(users.c.id == user_id)).first()
-    return None if row is None else User(row.id, row.name, row.is_admin, row.disabled)
+    return None if row is None else _user(row)
 
 
 def user_by_token(conn: Connection, token: str) -> User | None:
     row = conn.execute(sa.select(users).where(users.c.token_hash == hash_token(token))).first()
-    return None if row is None else User(row.id, row.name, row.is_admin, row.disabled)
+    return None if row is None else _user(row)
+
+
+def _user(row: Any) -> User:
+    return User(row.id, row.name, row.is_admin, row.disabled, row.session_epoch)
 
 
 def set_user_disabled(conn: Connection, user_id: int, disabled: bool) -> bool:
-    return (
-        conn.execute(users.update().where(users.c.id == user_id).values(disabled=disabled)).rowcount
-        == 1
+    """Disable (or enable) an account; disabling also ends all its login sessions."""
+    values: dict[str, Any] = {"disabled": disabled}
+    if disabled:
+        values["session_epoch"] = users.c.session_epoch + 1
+    return conn.execute(users.update().where(users.c.id == user_id).values(**values)).rowcount == 1
+
+
+def end_sessions(conn: Connection, user_id: int) -> None:
+    """End every login session of the account (its cookies carry the old epoch)."""
+    conn.execute(
+        users.update().where(users.c.id == user_id).values(session_epoch=users.c.session_epoch + 1)
+    )
+
+
+def set_token(conn: Connection, user_id: int, token: str) -> None:
+    """Replace the account's API token (only its hash is kept) and end its login sessions:
+    a session was opened with the old token."""
+    conn.execute(
+        users.update()
+        .where(users.c.id == user_id)
+        .values(token_hash=hash_token(token), session_epoch=users.c.session_epoch + 1)
     )
 
 
