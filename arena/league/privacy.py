@@ -203,10 +203,13 @@ def public_record(record: dict[str, Any]) -> dict[str, Any]:
     bots = []
     for bot in out.get("bots") or ():
         bot = dict(bot)
+        source = bot.get("source") if isinstance(bot.get("source"), str) else None
+        # a league bot's source is its version's directory: its files are shown relative
+        home = source if source and source.startswith("/") else None
         if isinstance(bot.get("command"), list):
-            bot["command"] = public_command(str(w) for w in bot["command"])
-        if isinstance(bot.get("source"), str):
-            bot["source"] = neutral_paths(bot["source"])
+            bot["command"] = public_command([str(w) for w in bot["command"]], home)
+        if source is not None:
+            bot["source"] = neutral_paths(source, [home])
         bots.append(bot)
     if "bots" in out:
         out["bots"] = bots

@@ -90,6 +90,19 @@ class VersionState(StrEnum):
     HUMAN = "human"
 
 
+#: a version's state as the pages and the API say it (`League.version_state`): `validating`
+#: is split into `queued` (waiting) and `validating` (now), `failed` reads `rejected`
+SHOWN_VERSION_STATES = (
+    "queued",
+    "validating",
+    "active",
+    "rejected",
+    "retired",
+    "disabled",
+    "human",
+)
+
+
 class GameKind(StrEnum):
     RATED = "rated"
     UNRATED = "unrated"

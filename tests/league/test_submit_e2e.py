@@ -43,7 +43,7 @@ def test_submit_and_wait_for_validation(served, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0] == "submitted random-py version 1 (id 1)"
-    assert lines[1] == "validation: validating"
+    assert lines[1] == "validation: queued"
     assert lines[-1] == "validation: passed; random-py is on the ladder"
     version = server.get("/api/v1/bots/random-py/versions/1").json()
     assert version["state"] == "active"
@@ -61,7 +61,7 @@ def test_submit_and_wait_for_validation(served, tmp_path: Path) -> None:
     assert "validation: failed (games)" in out
     assert "  stripes as " in out and ": crashed: " in out
     assert "  stderr: no idea how to play stripes" in out
-    assert server.get("/api/v1/bots/crashy/versions/1").json()["state"] == "failed"
+    assert server.get("/api/v1/bots/crashy/versions/1").json()["state"] == "rejected"
 
 
 SNOOP = """import sys

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from arena.league.store import OUTCOMES, GameState, VersionState
+from arena.league.store import OUTCOMES, SHOWN_VERSION_STATES, GameState, VersionState
 
 
 def _nullable(t: str) -> dict[str, Any]:
@@ -103,7 +103,7 @@ SCHEMAS: dict[str, Any] = {
             "id": _INT,
             "bot": _STR,
             "number": _INT,
-            "state": {"enum": [str(s) for s in VersionState]},
+            "state": {"enum": list(SHOWN_VERSION_STATES)},
             "created_at": _STR,
             "activated_at": _nullable("string"),
             "archive_sha256": _STR,
@@ -309,12 +309,17 @@ PATHS: dict[str, Any] = {
         "get": _op("a bot and its versions", "BotDetail", params=[_NAME], errors=("404",))
     },
     "/api/v1/bots/{name}/versions/{number}": {
-        "get": _op(
-            "a version: manifest, validation report, ratings",
-            "VersionDetail",
-            params=[_NAME, _param("number", "path", _INT, "version number")],
-            errors=("404",),
-        )
+        "get": {
+            **_op(
+                "a version: manifest (the limits that apply), validation report, ratings; with"
+                " its owner's or an admin's token the report adds the bot's stderr_tail and"
+                " build_output",
+                "VersionDetail",
+                params=[_NAME, _param("number", "path", _INT, "version number")],
+                errors=("401", "404"),
+            ),
+            "security": [{}, {"bearer": []}],
+        }
     },
     "/api/v1/bots/{name}/disable": {
         "post": _op(
