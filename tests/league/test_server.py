@@ -142,9 +142,7 @@ def test_submissions_rated_games_and_sigkill_restart(league_dir, tmp_path):
         board = server.get("/api/v1/leaderboard/stripes").json()["items"]
         assert {"random-py", "strong"} <= {row["bot"] for row in board}
         results = {
-            name: server.wait_for(
-                lambda u=u: validated(server, u, token), what=f"{name} validated"
-            )
+            name: server.wait_for(lambda u=u: validated(server, u, token), what=f"{name} validated")
             for name, u in urls.items()
         }
         assert results["random-c"]["state"] == "active", results["random-c"]["validation"]
