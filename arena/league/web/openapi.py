@@ -248,6 +248,12 @@ _PAGE_PARAMS = [
     _param("offset", "query", {"type": "integer", "minimum": 0}, "items to skip"),
 ]
 _ERR = {"description": "error", "content": {"application/json": {"schema": _ref("Error")}}}
+#: what any endpoint answers when the league itself failed (a bug, a corrupt stored archive):
+#: the generic error body; the traceback stays in the server's log
+_ERR500 = {
+    "description": "internal error (see the server log)",
+    "content": {"application/json": {"schema": _ref("Error")}},
+}
 
 
 def _op(summary: str, schema: str, *, params=(), auth=False, status="200", errors=()) -> dict:
@@ -259,6 +265,7 @@ def _op(summary: str, schema: str, *, params=(), auth=False, status="200", error
     }
     for code in (*errors, *(("401",) if auth else ()), "422"):
         responses[code] = _ERR
+    responses["500"] = _ERR500
     op: dict[str, Any] = {"summary": summary, "parameters": list(params), "responses": responses}
     if auth:
         op["security"] = [{"bearer": []}]
@@ -406,6 +413,7 @@ PATHS: dict[str, Any] = {
                 },
                 "401": _ERR,
                 "404": _ERR,
+                "500": _ERR500,
             },
         }
     },
@@ -419,7 +427,8 @@ PATHS: dict[str, Any] = {
         "get": {
             "summary": "this description",
             "responses": {
-                "200": {"description": "OpenAPI 3.1", "content": {"application/json": {}}}
+                "200": {"description": "OpenAPI 3.1", "content": {"application/json": {}}},
+                "500": _ERR500,
             },
         }
     },
