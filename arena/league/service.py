@@ -671,7 +671,13 @@ def _games_page(
 ) -> list[dict[str, Any]]:
     bot_id = bot_id_filter(conn, bot)
     return store.list_games(
-        conn, limit=limit, offset=offset, bot_id=bot_id, variant=variant, outcome=outcome
+        conn,
+        limit=limit,
+        offset=offset,
+        bot_id=bot_id,
+        variant=variant,
+        outcome=outcome,
+        by_finish=True,
     )
 
 

@@ -323,3 +323,30 @@ def test_submissions_are_rate_limited_per_account(client, world, tmp_path):
     for _ in range(2):  # bob's house bot counts as one of the 3 per hour
         assert client.post("/api/v1/bots", headers=headers, content=data).status_code == 202
     error(client.post("/api/v1/bots", headers=headers, content=data), 429)
+
+
+def test_games_are_listed_newest_first_by_the_time_they_finished(client, world):
+    """Two games scheduled in one order and finished in the other: the list (and a bot's, and
+    a variant's) shows the one that finished last first, as docs/league.md says."""
+    new = store.NewGame(
+        store.GameKind.RATED, "stripes", "stripes", {}, 9, (), {}, world.va.id, world.vb.id
+    )
+    with world.db.write() as conn:
+        early, late = store.create_game(conn, new), store.create_game(conn, new)
+        for gid, finished in (
+            (late, "2099-01-01T00:00:00.000Z"),
+            (early, "2099-01-01T00:00:01.000Z"),
+        ):
+            store.claim_game(conn, gid)
+            record = {"format": "arena-record/1", "result": {"winner": 0, "reason": "score"}}
+            assert store.record_result(conn, gid, 1, record)
+            # the later-scheduled game finished first (set, not waited for)
+            conn.execute(
+                store.games.update().where(store.games.c.id == gid).values(finished_at=finished)
+            )
+    world.league.cache.changed()
+    for query in ("", "?bot=random-py", "?variant=stripes"):
+        items = client.get(f"/api/v1/games{query}").json()["items"]
+        assert [g["id"] for g in items[:2]] == [early, late], query
+        stamps = [g["finished_at"] for g in items]
+        assert stamps == sorted(stamps, reverse=True), query
