@@ -1596,9 +1596,7 @@ def list_games(
     scan whatever the number of games. `before` (a game id) pages by key: the page after the
     one that ended with that game, as fast at the millionth game as at the first (an offset
     would count its way there)."""
-    order = (
-        (games.c.finished_at.desc(), games.c.id.desc()) if by_finish else (games.c.id.desc(),)
-    )
+    order = (games.c.finished_at.desc(), games.c.id.desc()) if by_finish else (games.c.id.desc(),)
     q = _games_select().where(games.c.state.in_(list(states)))
     if before is not None:
         q = q.where(games.c.id < before)

@@ -28,7 +28,7 @@ import trio
 
 from arena.games import game_class
 from arena.league.errors import LeagueError, PlatformFault
-from arena.league.privacy import stderr_excerpt
+from arena.league.privacy import neutral_paths, stderr_excerpt
 from arena.referee import (
     BotError,
     BotSpec,
@@ -100,7 +100,7 @@ def load_submitted_bot(bot_dir: Path) -> BotSpec:
         bot = load_manifest(top / MANIFEST_NAME, source=MANIFEST_NAME)
     except BotError as exc:
         text = str(exc).replace(str(top) + "/", "").replace(str(top), ".")
-        raise LeagueError(text, status=422, field=MANIFEST_NAME) from None
+        raise LeagueError(neutral_paths(text), status=422, field=MANIFEST_NAME) from None
     problem = _outside(bot, top)
     if problem is not None:
         raise LeagueError(f"{MANIFEST_NAME}: {problem}", status=422, field=MANIFEST_NAME)

@@ -172,8 +172,8 @@ SCHEMAS: dict[str, Any] = {
             "id": _INT,
             "bot": _STR,
             "version": _INT,
-            "state": _STR,
-            "status": _STR,
+            "state": {"enum": list(SHOWN_VERSION_STATES)},
+            "status": {"enum": list(SHOWN_VERSION_STATES)},
             "url": _STR,
         }
     ),
@@ -256,7 +256,14 @@ _ERR500 = {
 }
 
 
+def _err(description: str) -> dict[str, Any]:
+    return {**_ERR, "description": description}
+
+
 def _op(summary: str, schema: str, *, params=(), auth=False, status="200", errors=()) -> dict:
+    """An operation answering `status` with `schema`; `errors` are status codes, or (code,
+    description) pairs for a client to know when it comes; 401 with `auth`, 422 (a malformed
+    parameter) and 500 always."""
     responses: dict[str, Any] = {
         status: {
             "description": summary,
@@ -264,7 +271,10 @@ def _op(summary: str, schema: str, *, params=(), auth=False, status="200", error
         }
     }
     for code in (*errors, *(("401",) if auth else ()), "422"):
-        responses[code] = _ERR
+        if isinstance(code, tuple):
+            responses[code[0]] = _err(code[1])
+        elif code not in responses:
+            responses[code] = _ERR
     responses["500"] = _ERR500
     op: dict[str, Any] = {"summary": summary, "parameters": list(params), "responses": responses}
     if auth:
@@ -287,7 +297,7 @@ PATHS: dict[str, Any] = {
                 _param("all", "query", _BOOL, "include retired and disabled versions"),
                 *_PAGE_PARAMS,
             ],
-            errors=("404",),
+            errors=(("404", "field variant: no such variant in this league"),),
         )
     },
     "/api/v1/bots": {
@@ -298,7 +308,32 @@ PATHS: dict[str, Any] = {
                 "Submitted",
                 auth=True,
                 status="202",
-                errors=("400", "403", "413", "415", "429"),
+                errors=(
+                    ("400", "field archive: not a tar.gz, tar or zip archive, or a corrupt one"),
+                    (
+                        "403",
+                        "field name: the manifest's name is another user's bot; field null: "
+                        "the bot is retired or disabled",
+                    ),
+                    (
+                        "413",
+                        "field archive: larger than the league's max_archive_mb, too many "
+                        "members, unpacks too large, a compression bomb",
+                    ),
+                    (
+                        "415",
+                        "field archive: a Content-Type other than application/gzip, "
+                        "application/x-gzip, application/x-tar, application/x-compressed-tar, "
+                        "application/zip, application/octet-stream or multipart/form-data",
+                    ),
+                    (
+                        "422",
+                        "field archive: an empty body, a form without the file field "
+                        "'archive', an archive rule; field bot.toml: the manifest does not "
+                        "load, reaches outside the bot, or has a bad name",
+                    ),
+                    ("429", "the account's hourly submissions are used up"),
+                ),
             ),
             "requestBody": {
                 "required": True,
@@ -348,7 +383,7 @@ PATHS: dict[str, Any] = {
     },
     "/api/v1/games": {
         "get": _op(
-            "finished games, newest first",
+            "finished games, newest first by finish time (finished_at, then id)",
             "GamePage",
             params=[
                 _param("bot", "query", _STR, "games of this bot"),
@@ -356,7 +391,10 @@ PATHS: dict[str, Any] = {
                 _param("result", "query", {"enum": list(OUTCOMES)}, "as the bot saw it"),
                 *_PAGE_PARAMS,
             ],
-            errors=("400", "404"),
+            errors=(
+                ("400", "field result: ?result= without ?bot="),
+                ("404", "field bot: no such bot; field variant: no such variant"),
+            ),
         )
     },
     "/api/v1/games/{game_id}": {
@@ -366,7 +404,7 @@ PATHS: dict[str, Any] = {
     },
     "/api/v1/games/{game_id}/record": {
         "get": _op(
-            "the game's arena-record/1 (stderr and logs removed)",
+            "the game's arena-record/1, stderr and logs left out, no server paths",
             "Record",
             params=[_GID],
             errors=("404",),
