@@ -103,7 +103,9 @@ def test_a_bot_cannot_read_another_version(served, tmp_path: Path) -> None:
         "league", "submit", server.url, str(snoop), "--token", token, "--wait", check=False
     )
     assert "validation: passed" in proc.stdout, proc.stdout
-    report = server.get("/api/v1/bots/snoop/versions/1").json()["validation"]
+    # the bot's stderr is its owner's: asked with the owner's token
+    auth = {"Authorization": f"Bearer {token}"}
+    report = server.get("/api/v1/bots/snoop/versions/1", headers=auth).json()["validation"]
     assert "hidden: FileNotFoundError" in report["games"][0]["stderr_tail"]
 
 
