@@ -58,9 +58,12 @@ def _server_prefixes() -> tuple[tuple[str, str], ...]:
         path = sysconfig.get_paths().get(key)
         if path:
             pairs.setdefault(path, "<python>")
+    # a system interpreter's prefix is the system's (/usr): its other programs are not ours
+    # to rename; the generic rule below covers them
+    shared = {"", "/", "/usr", "/usr/local", "/opt"}
     return tuple(
         sorted(
-            ((p.rstrip("/"), w) for p, w in pairs.items() if p and p.rstrip("/")),
+            ((p.rstrip("/"), w) for p, w in pairs.items() if p.rstrip("/") not in shared),
             key=lambda pw: -len(pw[0]),
         )
     )
@@ -160,12 +163,14 @@ def public_report(report: dict[str, Any] | None) -> dict[str, Any] | None:
     return out
 
 
-def owner_report(report: dict[str, Any] | None, bot_dir: str | Path | None) -> dict[str, Any]:
+def owner_report(
+    report: dict[str, Any] | None, bot_dir: str | Path | None
+) -> dict[str, Any] | None:
     """A validation report for the bot's owner (or an admin): everything, server paths
     neutral, the problem sentences without the stderr they quote (the report's `stderr_tail`
     shows it, once)."""
     if report is None:
-        return None  # type: ignore[return-value]
+        return None
     dirs = [bot_dir]
     out = dict(public_report(report) or {})
     out["problem"] = neutral_paths(_sentence(report.get("problem")), dirs)
