@@ -9,10 +9,13 @@ from __future__ import annotations
 import io
 import re
 import tarfile
+from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
+import httpx
 import pytest
-from support import BOTS, Server, add_user, cli, make_league
+from support import BOTS, ROOT, OpenAPIChecker, Server, add_user, cli, make_league
 
 from arena.league import fleet, store
 from arena.league.archives import BlobStore, pack_bot_dir
@@ -44,7 +47,20 @@ def _renamed(tmp_path: Path, name: str) -> bytes:
     return pack_bot_dir(d)
 
 
-def test_every_status_each_endpoint_answers_is_described(tmp_path: Path) -> None:
+@dataclass(frozen=True)
+class Answer:
+    method: str
+    path: str
+    status: int
+    body: Any
+
+
+@pytest.fixture(scope="module")
+def answers(tmp_path_factory: pytest.TempPathFactory) -> list[Answer]:
+    """Every endpoint of a real server driven down its error paths: the answers, each already
+    checked to be the status and error field a client is told to expect."""
+    tmp_path = tmp_path_factory.mktemp("statuses")
+    seen: list[Answer] = []
     d = make_league(tmp_path / "league", games='["stripes"]', max_archive_mb="1", per_hour="2")
     alice, bob, dave = add_user(d, "alice"), add_user(d, "bob"), add_user(d, "dave")
     admin = cli("league", "user", "add", "root", "--admin", "-C", str(d)).strip().splitlines()[-1]
@@ -57,17 +73,19 @@ def test_every_status_each_endpoint_answers_is_described(tmp_path: Path) -> None
     db.dispose()
     gz = {"Content-Type": "application/gzip"}
 
-    with Server(d) as server:
-        c = server.client
+    with Server(d) as server, httpx.Client(base_url=server.url, timeout=30) as c:
+        # a client without the server's OpenAPI hook: the description is checked by the test
+        # below, answer by answer, so one gap does not hide the others
 
         def expect(status: int, method: str, path: str, field: str | None = None, **kw) -> dict:
-            resp = c.request(method, path, **kw)  # the hook checks it against the description
+            resp = c.request(method, path, **kw)
             assert resp.status_code == status, (method, path, resp.status_code, resp.text)
             body = (
                 resp.json() if resp.headers["content-type"].startswith("application/json") else {}
             )
             if status >= 400:
                 assert body["error"]["status"] == status and body["error"]["field"] == field, body
+            seen.append(Answer(method, resp.request.url.path, status, body))
             return body
 
         expect(200, "GET", "/api/v1")
@@ -214,4 +232,51 @@ def test_every_status_each_endpoint_answers_is_described(tmp_path: Path) -> None
         expect(200, "GET", f"/api/v1/games/{gid}/logs", headers=_auth(admin))
         carol = add_user(d, "carol")
         expect(403, "GET", f"/api/v1/games/{gid}/logs", headers=_auth(carol))
-    assert server.openapi.checked > 60
+        return seen
+
+
+def test_every_status_each_endpoint_answers_is_described(answers: list[Answer]) -> None:
+    """Each answer's status is in its operation's `responses` of the served description, and
+    its JSON body matches that response's schema."""
+    (spec,) = [a.body for a in answers if a.path == "/api/v1/openapi.json"]  # as served
+    checker = OpenAPIChecker(spec)
+    gaps = []
+    for a in answers:
+        try:
+            checker.check(a.method, a.path, a.status, a.body)
+        except AssertionError as e:
+            gaps.append(str(e).splitlines()[0])
+        except Exception as e:  # a body that does not match its schema
+            gaps.append(f"{a.method} {a.path} {a.status}: {str(e).splitlines()[0]}")
+    assert gaps == [], "\n".join(sorted(set(gaps)))
+    assert checker.checked > 60
+
+
+def test_the_docs_tell_a_client_every_refusal(answers: list[Answer]) -> None:
+    """docs/league.md, read as a client writer reads it: every refusal of an upload is a row
+    of its table (status and field), the oversize message is the server's, and the other
+    endpoints' error fields are named."""
+    docs = (ROOT / "docs" / "league.md").read_text()
+    section = docs.split("Every refusal of an upload is a JSON error", 1)
+    assert len(section) == 2, "docs/league.md has no table of upload refusals"
+    rows = re.findall(r"^\| (\d{3}) \| (?:`([^`]+)`|null) \|", section[1].split("\n\n", 2)[1], re.M)
+    table = {(int(status), field or None) for status, field in rows}
+    for a in answers:
+        if a.method == "POST" and a.path == "/api/v1/bots" and a.status >= 400:
+            err = a.body["error"]
+            assert (a.status, err["field"]) in table, (a.status, err)
+            if a.status == 413:
+                assert re.sub(r"\d+", "N", err["message"]) in docs, err["message"]
+    others = {
+        (a.status, a.body["error"]["field"])
+        for a in answers
+        if a.path == "/api/v1/games" and a.status >= 400 and a.body["error"]["field"] != "limit"
+    }
+    assert others == {(400, "result"), (404, "bot"), (404, "variant"), (422, "result")}
+    api = docs.split("## The JSON API (v1)", 1)[1]
+    for status, field in others:
+        assert re.search(rf"{status}[^|]*?field: \"{field}\"", api) or (status == 422), (
+            status,
+            field,
+        )
+    assert "415" in api or "415" in section[1]
