@@ -374,6 +374,15 @@ def write_default(directory: Path, name: str) -> Path:
     path = directory / SETTINGS_NAME
     if path.exists():
         raise ConfigError(f"{path} exists already; this directory holds a league")
-    directory.mkdir(parents=True, exist_ok=True)
-    path.write_text(DEFAULT_TOML.format(name=name), encoding="utf-8")
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    write_private(path, DEFAULT_TOML.format(name=name))
     return path
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write a file only its owner may read (0600 from its creation, whatever the umask):
+    league.toml may hold the database's password."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        os.fchmod(f.fileno(), 0o600)
+        f.write(text)
