@@ -599,6 +599,13 @@ def add_version(
     return v
 
 
+def archive_in_use(conn: Connection, sha: str) -> bool:
+    """Whether a version was made from the archive of this sha256 (one archive may serve
+    several versions: the same upload twice)."""
+    row = conn.execute(sa.select(versions.c.id).where(versions.c.archive_sha256 == sha).limit(1))
+    return row.first() is not None
+
+
 def set_version_path(conn: Connection, version_id: int, path: str) -> None:
     conn.execute(versions.update().where(versions.c.id == version_id).values(path=path))
 
