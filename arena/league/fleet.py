@@ -52,7 +52,17 @@ def worker_secret(conn: Connection) -> str:
 
 
 def register(conn: Connection, name: str, host: str, pid: int, concurrency: int) -> None:
-    """A worker starts (or starts again under the same name: its counts carry on)."""
+    """A worker starts (or starts again under the same name: its counts carry on).
+
+    A worker of that name that is starting now is a new process: attempts its predecessor
+    left open died with it (nobody plays them any more, though their games stay `running`
+    until their jobs are retried), so they are closed as `lost` and counted against the
+    worker here, once: the retry's `end_attempt` finds them closed."""
+    lost = conn.execute(
+        attempts.update()
+        .where(attempts.c.worker == name, attempts.c.ended_at.is_(None))
+        .values(ended_at=now_iso(), outcome=LOST)
+    ).rowcount
     values = {
         "host": host[:255],
         "pid": pid,
@@ -61,8 +71,15 @@ def register(conn: Connection, name: str, host: str, pid: int, concurrency: int)
         "started_at": sa.func.now(),
         "heartbeat_at": sa.func.now(),
     }
+    if lost:
+        values.update(
+            voided=workers.c.voided + lost,
+            last_failure=f"{lost} attempt(s) lost: the worker was started again mid-game",
+            last_failure_at=now_iso(),
+        )
     done = conn.execute(workers.update().where(workers.c.name == name).values(**values)).rowcount
     if not done:
+        values.pop("voided", None)
         conn.execute(workers.insert().values(name=name, played=0, voided=0, stale=0, **values))
 
 
