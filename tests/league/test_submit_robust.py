@@ -224,3 +224,119 @@ def test_bot_add_builds_in_a_copy_and_ships_no_binary(tmp_path: Path) -> None:
     assert "random_bot" not in names, names
     [built] = [p for p in (league / "bots").iterdir() if not p.name.startswith(".")]
     assert os.access(built / "random_bot", os.X_OK)
+
+
+# --- large and slow uploads ------------------------------------------------------------------
+
+
+def server_sockets(port: int) -> int:
+    """Connections of the server's port that are not closed yet (ESTABLISHED or CLOSE_WAIT),
+    read from /proc/net/tcp: the server's side only (its local port), never the listener."""
+    n = 0
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        fields = line.split()
+        local, state = fields[1], fields[3]
+        if int(local.split(":")[1], 16) == port and state in ("01", "08"):
+            n += 1
+    return n
+
+
+def raw_post(server: Server, token: str, length: int) -> Any:
+    import socket
+
+    host, port = server.url.split("//")[1].rsplit(":", 1)
+    sock = socket.create_connection((host, int(port)), timeout=60)
+    sock.sendall(
+        (
+            "POST /api/v1/bots HTTP/1.1\r\nHost: league\r\n"
+            f"Authorization: Bearer {token}\r\nContent-Type: application/gzip\r\n"
+            f"Content-Length: {length}\r\n\r\n"
+        ).encode()
+    )
+    return sock
+
+
+def read_answer(sock: Any) -> bytes:
+    """Everything the server sends until it closes the connection or the answer is whole (a
+    bounded read: the socket's timeout)."""
+    data = b""
+    while True:
+        chunk = sock.recv(65536)
+        if not chunk:
+            return data
+        data += chunk
+        head, _, body = data.partition(b"\r\n\r\n")
+        length = [
+            int(line.split(b":")[1])
+            for line in head.split(b"\r\n")
+            if line.lower().startswith(b"content-length:")
+        ]
+        if length and len(body) >= length[0]:
+            return data
+
+
+@pytest.fixture
+def served(tmp_path: Path) -> Any:
+    d = make_league(tmp_path / "league")
+    token = add_user(d, "alice")
+    with Server(d) as server:
+        yield server, token, int(server.url.rsplit(":", 1)[1])
+
+
+def test_an_upload_written_whole_before_reading_gets_its_413(served) -> None:
+    """20 MiB, twice the cap, written to the last byte before the client reads (as http.client
+    and Node's fetch do): the 413 is there to read, and the connection does not linger."""
+    server, token, port = served
+    baseline = server_sockets(port)
+    size = 20 << 20
+    sock = raw_post(server, token, size)
+    chunk = b"\0" * (1 << 16)
+    for _ in range(size // len(chunk)):
+        sock.sendall(chunk)
+    answer = read_answer(sock)
+    assert answer.startswith(b"HTTP/1.1 413 "), answer[:200]
+    assert b"larger than this league's 10 MB" in answer
+    # the body was read to its end: the connection stays usable
+    sock.sendall(b"GET /api/v1 HTTP/1.1\r\nHost: league\r\n\r\n")
+    assert read_answer(sock).startswith(b"HTTP/1.1 200 ")
+    sock.close()
+    server.wait_for(lambda: server_sockets(port) <= baseline, 30, "the connection to close")
+
+
+def test_an_upload_beyond_what_is_drained_is_answered_and_closed(served) -> None:
+    from arena.league.web.bodies import DRAIN_LIMIT
+
+    server, token, port = served
+    sock = raw_post(server, token, DRAIN_LIMIT * 2)
+    sock.sendall(b"\0" * (1 << 20))
+    answer = read_answer(sock)
+    assert answer.startswith(b"HTTP/1.1 413 "), answer[:200]
+    assert b"connection: close" in answer.lower()
+    assert sock.recv(1 << 16) == b""  # closed by the server, not left waiting for the rest
+    sock.close()
+    server.wait_for(lambda: server_sockets(port) == 0, 30, "the connection to close")
+
+
+@pytest.mark.parametrize("length", [1 << 20, 20 << 20])
+def test_a_stalled_upload_is_cut_off(served, length: int) -> None:
+    """A client that stops mid-body (under the cap, or over it: the drain waits the same way)
+    gets a 408 or its 413, and the server closes the connection within the bound."""
+    import time
+
+    from arena.league.web.bodies import IDLE
+
+    server, token, port = served
+    sock = raw_post(server, token, length)
+    sock.sendall(b"\0" * 100_000)
+    started = time.monotonic()
+    answer = read_answer(sock)
+    assert sock.recv(1 << 16) == b""  # and then the server closed the connection
+    waited = time.monotonic() - started
+    sock.close()
+    expected = b"HTTP/1.1 408 " if length < 10 << 20 else b"HTTP/1.1 413 "
+    assert answer.startswith(expected), answer[:300]
+    assert b"connection: close" in answer.lower()
+    assert waited < IDLE + 30, waited
+    server.wait_for(lambda: server_sockets(port) == 0, 30, "the connection to close")
+    # and the server goes on answering
+    assert server.get("/api/v1").status_code == 200
