@@ -23,7 +23,8 @@ One job, `play(game_id)`:
 Protocol (JSON Lines on stdin/stdout): `{"type": "init", "database", "server", "secret",
 "cache", "shared", "worker"}` once, answered `{"type": "ready"}`; then `{"type": "play",
 "game_id", "params"}` answered `{"type": "done", "game_id", "status", "detail"}` with status
-`recorded`, `stale`, `requeued`, `failed` or `nothing`. `{"type": "tplay", "run", "game_id",
+`recorded`, `stale`, `requeued` (with `retry_in`, the seconds the game's backoff lasts: the
+worker has its job retried then), `failed` or `nothing`. `{"type": "tplay", "run", "game_id",
 "attempt", "job"}` plays an attempt of a local tournament's game (arena/league/tourjobs.py),
 answered the same way (`recorded` or `stale`). When stdin closes the game in play is
 abandoned (its bots killed) and the process exits.
@@ -36,7 +37,9 @@ game at a time, as a session pool requires, and closes the pool when it exits.
 from __future__ import annotations
 
 import dataclasses
+import random
 import sys
+import time
 import traceback
 from functools import partial
 from pathlib import Path
@@ -46,6 +49,7 @@ import sqlalchemy as sa
 import trio
 
 from arena.league import fleet, queue, store, tourjobs
+from arena.league.backoff import Backoff
 from arena.league.botcache import BotCache
 from arena.league.errors import PlatformFault
 from arena.league.executors.base import job_from_claim
@@ -100,9 +104,14 @@ class Slot:
         #: sessions (`reuse`); this slot plays one game at a time, as a pool requires (None:
         #: every game starts its bots)
         self.sessions = sessions
+        #: how long a game this slot voided waits before its next attempt
+        self.backoff = Backoff()
+        self.jitter = random.Random()
 
     async def play(self, game_id: int, params: PlayParams) -> dict[str, Any]:
         claimed = await trio.to_thread.run_sync(self._claim, game_id, params)
+        if isinstance(claimed, float):  # the job came before the game's backoff ended
+            return {"status": "requeued", "detail": "waiting out its backoff", "retry_in": claimed}
         if isinstance(claimed, str):
             return {"status": claimed, "detail": ""}
         claim, shas = claimed
@@ -150,16 +159,26 @@ class Slot:
             return {"status": "recorded", "detail": kind}
         return {"status": "stale", "detail": f"attempt {attempt} already has an outcome"}
 
-    def _claim(self, game_id: int, params: PlayParams) -> str | tuple[store.Claim, list[str]]:
+    def _claim(
+        self, game_id: int, params: PlayParams
+    ) -> str | float | tuple[store.Claim, list[str]]:
+        """The claim and the seats' archive hashes; or what to answer instead: "nothing" (the
+        game is over), "failed", or the seconds its backoff still lasts."""
         g = store.games
         with self.db.write() as conn:
             if not self.db.is_sqlite:
                 queue.fast_commit(conn)  # redone if lost: see arena/league/queue.py
             row = conn.execute(
-                sa.select(g.c.state, g.c.attempt).where(g.c.id == game_id).with_for_update()
+                sa.select(g.c.state, g.c.attempt, g.c.not_before)
+                .where(g.c.id == game_id)
+                .with_for_update()
             ).first()
             if row is None or row.state in (store.GameState.FINISHED, store.GameState.FAILED):
                 return "nothing"
+            if row.state == store.GameState.QUEUED and row.not_before is not None:
+                wait = store.seconds_until(row.not_before, time.time())
+                if wait > 0:
+                    return wait
             if row.state == store.GameState.RUNNING:
                 who = fleet.attempt_worker(conn, game_id, row.attempt) or "its worker"
                 reason = f"attempt {row.attempt} lost: {who} stopped before recording it"
@@ -207,10 +226,18 @@ class Slot:
     async def _void(
         self, claim: store.Claim, params: PlayParams, kind: store.VoidKind, reason: str
     ) -> dict[str, Any]:
+        wait = self.backoff.after(kind, claim.attempt, self.jitter)
+
         def run() -> dict[str, Any]:
             with self.db.write() as conn:
                 ok = store.void_attempt(
-                    conn, claim.game_id, claim.attempt, kind, reason, params.max_attempts
+                    conn,
+                    claim.game_id,
+                    claim.attempt,
+                    kind,
+                    reason,
+                    params.max_attempts,
+                    retry_at=store.iso_at(time.time() + wait) if wait > 0 else None,
                 )
                 fleet.end_attempt(
                     conn, claim.game_id, claim.attempt, fleet.VOIDED if ok else fleet.STALE, reason
@@ -220,8 +247,9 @@ class Slot:
                 ).scalar_one()
             if not ok:
                 return {"status": "stale", "detail": reason}
-            status = "requeued" if state == store.GameState.QUEUED else "failed"
-            return {"status": status, "detail": reason}
+            if state == store.GameState.QUEUED:
+                return {"status": "requeued", "detail": reason, "retry_in": wait}
+            return {"status": "failed", "detail": reason}
 
         return await trio.to_thread.run_sync(run)
 

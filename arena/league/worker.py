@@ -68,7 +68,28 @@ class WorkerConfig:
 
 
 class Replay(Exception):
-    """The game was voided and requeued: have procrastinate run the job again."""
+    """The game was voided and requeued: have procrastinate run the job again, once the game's
+    backoff is over (`retry_in` seconds; arena/league/backoff.py)."""
+
+    def __init__(self, message: str, retry_in: float = 0.0) -> None:
+        super().__init__(message)
+        self.retry_in = retry_in
+
+
+class JobRetry(procrastinate.BaseRetryStrategy):
+    """Retry a job that raised one of `exceptions` after `wait` seconds, or after its own
+    `retry_in` when it names a longer wait (a voided game's backoff); never give up (the game
+    row counts the attempts and fails the game after max_attempts)."""
+
+    def __init__(self, exceptions: tuple[type[BaseException], ...], wait: float) -> None:
+        self.exceptions = exceptions
+        self.wait = wait
+
+    def get_retry_decision(self, *, exception: BaseException, job: Any) -> Any:
+        if not isinstance(exception, self.exceptions):
+            return None
+        wait = max(self.wait, float(getattr(exception, "retry_in", 0.0)))
+        return procrastinate.RetryDecision(retry_in={"seconds": wait})
 
 
 class SlotLost(Exception):
@@ -292,15 +313,13 @@ async def _main(config: WorkerConfig) -> None:
         name=queue.TASK,
         queue=queue.QUEUE,
         pass_context=True,
-        retry=procrastinate.RetryStrategy(
-            retry_exceptions={Replay, SlotLost}, wait=int(max(0, config.retry_wait))
-        ),
+        retry=JobRetry((Replay, SlotLost), max(0.0, config.retry_wait)),
     )
     async def play_game(context: Any, game_id: int, params: dict[str, Any]) -> None:
         reply = await pool.request({"type": "play", "game_id": game_id, "params": params})
         status = reply.get("status")
         if status == "requeued":
-            raise Replay(f"game {game_id}: {reply.get('detail')}")
+            raise Replay(f"game {game_id}: {reply.get('detail')}", float(reply.get("retry_in", 0)))
         if status == "error":
             raise SlotLost(f"game {game_id}: {reply.get('detail')}")
         if status == "stale":
