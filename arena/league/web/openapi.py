@@ -208,7 +208,7 @@ SCHEMAS["Worker"] = _obj(
         "name": _STR,
         "host": _STR,
         "pid": _INT,
-        "state": {"enum": ["running", "lost", "stopped"]},
+        "state": {"enum": ["running", "offline", "lost", "stopped"]},
         "concurrency": _INT,
         "playing": {
             "type": "array",
