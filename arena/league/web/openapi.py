@@ -291,7 +291,8 @@ PATHS: dict[str, Any] = {
                 "Submitted",
                 auth=True,
                 status="202",
-                errors=("400", "403", "413", "415", "429"),
+                # 408: the body paused 10 s or took 120 s (the connection is closed after it)
+                errors=("400", "403", "408", "413", "415", "429"),
             ),
             "requestBody": {
                 "required": True,
