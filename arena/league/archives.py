@@ -37,7 +37,7 @@ import tarfile
 import tempfile
 import zipfile
 import zlib
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -463,11 +463,13 @@ def _makedirs(base: str, rel: str) -> None:
 # -- packing (the client side) ---------------------------------------------------------------
 
 
-def pack_bot_dir(path: str | os.PathLike[str]) -> bytes:
+def pack_bot_dir(path: str | os.PathLike[str], skip: Sequence[str] = ()) -> bytes:
     """The bot's directory as a deterministic tar.gz (sorted names, no owners, times or
     gzip name; modes 0644/0755): the same directory always gives the same bytes, so the
-    server's content hash names a version. Caches and `.git` are left out. Refuses (ArenaError)
-    a directory without bot.toml, a symbolic link leading outside it, and special files."""
+    server's content hash names a version. Caches and `.git` are left out, and the files named
+    in `skip` (paths relative to the directory: `bot add` leaves out the build's output).
+    Refuses (ArenaError) a directory without bot.toml, a symbolic link leading outside it, and
+    special files."""
     top = Path(path)
     if not top.is_dir():
         raise ArenaError(f"{top}: not a directory")
@@ -479,8 +481,10 @@ def pack_bot_dir(path: str | os.PathLike[str]) -> bytes:
         gzip.GzipFile(filename="", mode="wb", fileobj=buf, mtime=0, compresslevel=9) as gz,
         tarfile.open(fileobj=gz, mode="w", format=tarfile.PAX_FORMAT) as tar,
     ):
+        left_out = {os.path.normpath(p) for p in skip}
         for rel in _walk(top):
-            _add(tar, top, rel, real_top)
+            if rel not in left_out:
+                _add(tar, top, rel, real_top)
     return buf.getvalue()
 
 

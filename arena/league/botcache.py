@@ -12,7 +12,9 @@ directory under `bots/` is always complete; a worker killed mid-fetch leaves onl
 directory, removed at its next start.
 
 Failing to get or build a bot is the platform's fault (unrated, the game is replayed), since
-the version passed validation on the server.
+the version passed validation on the server. Failing to reach the server at all
+(`ServerUnreachable`) is this worker's trouble, not the game's: the slot gives the job back
+without claiming the game, and the worker stops taking jobs until the server answers.
 """
 
 from __future__ import annotations
@@ -36,6 +38,16 @@ from arena.league.errors import LeagueError, PlatformFault
 READY = ".arena-ready"
 #: seconds a download may take
 FETCH_TIMEOUT = 60.0
+
+
+class ServerUnreachable(PlatformFault):
+    """The archive could not be asked for at all: the server is down, unreachable, failing
+    (5xx) or refuses this worker's secret, or no server is known. Not the game's fault nor a
+    bot's: the worker stops taking jobs until the server answers (arena/league/worker.py)."""
+
+    def __init__(self, message: str, server: str | None) -> None:
+        super().__init__(message)
+        self.server = server
 
 
 class BotCache:
@@ -117,13 +129,19 @@ class BotCache:
             server, self.secret = self.lookup()
             self.server = server.rstrip("/") if server else None
         if self.server is None:
-            raise PlatformFault(f"archive {sha[:12]}: no server to fetch it from")
+            raise ServerUnreachable(f"archive {sha[:12]}: no server to fetch it from", None)
         url = f"{self.server}/api/v1/worker/archives/{sha}"
         headers = {"Authorization": f"Bearer {self.secret}"} if self.secret else {}
         try:
             r = httpx.get(url, headers=headers, timeout=FETCH_TIMEOUT)
         except httpx.HTTPError as e:
-            raise PlatformFault(f"archive {sha[:12]}: cannot reach {self.server}: {e}") from None
+            raise ServerUnreachable(
+                f"cannot reach {self.server}: {e or type(e).__name__}", self.server
+            ) from None
+        if r.status_code >= 500 or r.status_code in (401, 403):
+            raise ServerUnreachable(
+                f"{self.server} answered {r.status_code} for an archive", self.server
+            )
         if r.status_code != 200:
             raise PlatformFault(f"archive {sha[:12]}: the server answered {r.status_code}")
         if hashlib.sha256(r.content).hexdigest() != sha:

@@ -53,7 +53,17 @@ def worker_secret(conn: Connection) -> str:
 
 
 def register(conn: Connection, name: str, host: str, pid: int, concurrency: int) -> None:
-    """A worker starts (or starts again under the same name: its counts carry on)."""
+    """A worker starts (or starts again under the same name: its counts carry on).
+
+    A worker of that name that is starting now is a new process: attempts its predecessor
+    left open died with it (nobody plays them any more, though their games stay `running`
+    until their jobs are retried), so they are closed as `lost` and counted against the
+    worker here, once: the retry's `end_attempt` finds them closed."""
+    lost = conn.execute(
+        attempts.update()
+        .where(attempts.c.worker == name, attempts.c.ended_at.is_(None))
+        .values(ended_at=now_iso(), outcome=LOST)
+    ).rowcount
     values = {
         "host": host[:255],
         "pid": pid,
@@ -62,16 +72,44 @@ def register(conn: Connection, name: str, host: str, pid: int, concurrency: int)
         "started_at": sa.func.now(),
         "heartbeat_at": sa.func.now(),
     }
+    if lost:
+        values.update(
+            voided=workers.c.voided + lost,
+            last_failure=f"{lost} attempt(s) lost: the worker was started again mid-game",
+            last_failure_at=now_iso(),
+        )
     done = conn.execute(workers.update().where(workers.c.name == name).values(**values)).rowcount
     if not done:
+        values.pop("voided", None)
         conn.execute(workers.insert().values(name=name, played=0, voided=0, stale=0, **values))
 
 
-def heartbeat(conn: Connection, name: str) -> None:
+#: a worker's states as it reports them (`lost` is the API's word for a silent one)
+RUNNING, OFFLINE, STOPPED = "running", "offline", "stopped"
+
+
+def heartbeat(conn: Connection, name: str, state: str = RUNNING) -> None:
+    """The worker is alive, and `running` or `offline` (it cannot fetch bots from the server,
+    so it takes no jobs)."""
     conn.execute(
         workers.update()
         .where(workers.c.name == name)
-        .values(heartbeat_at=sa.func.now(), state="running")
+        .values(heartbeat_at=sa.func.now(), state=state)
+    )
+
+
+def set_offline(conn: Connection, name: str, reason: str) -> None:
+    """The worker cannot fetch bots and takes no jobs until the server answers: shown as its
+    state and last failure."""
+    conn.execute(
+        workers.update()
+        .where(workers.c.name == name)
+        .values(
+            state=OFFLINE,
+            heartbeat_at=sa.func.now(),
+            last_failure=reason[:2000],
+            last_failure_at=now_iso(),
+        )
     )
 
 
@@ -127,7 +165,8 @@ def _age(now: datetime, then: datetime) -> float:
 
 
 def live_capacity(conn: Connection, stale_after: float) -> int:
-    """Game slots of the workers whose heartbeat is younger than `stale_after` seconds."""
+    """Game slots of the workers whose heartbeat is younger than `stale_after` seconds and that
+    take jobs (an offline worker does not)."""
     now = conn.execute(sa.select(sa.func.now())).scalar_one()
     rows = conn.execute(
         sa.select(workers.c.concurrency, workers.c.heartbeat_at).where(workers.c.state == "running")
@@ -136,7 +175,8 @@ def live_capacity(conn: Connection, stale_after: float) -> int:
 
 
 def list_workers(conn: Connection, stale_after: float) -> list[dict[str, Any]]:
-    """Every worker with its state (running, lost: no heartbeat for `stale_after` s, stopped),
+    """Every worker with its state (running; offline: it cannot reach the server for bots and
+    takes no jobs; lost: no heartbeat for `stale_after` s; stopped),
     the games it is playing, its load and its counts; running workers first."""
     now = conn.execute(sa.select(sa.func.now())).scalar_one()
     playing: dict[str, list[dict[str, Any]]] = {}
@@ -159,7 +199,7 @@ def list_workers(conn: Connection, stale_after: float) -> list[dict[str, Any]]:
         state = r.state
         if state == "running" and age >= stale_after:
             state = "lost"
-        mine = playing.get(r.name, []) if state == "running" else []
+        mine = playing.get(r.name, []) if state in (RUNNING, OFFLINE) else []
         out.append(
             {
                 "name": r.name,
@@ -178,6 +218,6 @@ def list_workers(conn: Connection, stale_after: float) -> list[dict[str, Any]]:
                 "last_failure_at": r.last_failure_at,
             }
         )
-    order = {"running": 0, "lost": 1, "stopped": 2}
+    order = {"running": 0, "offline": 1, "lost": 2, "stopped": 3}
     out.sort(key=lambda w: (order.get(w["state"], 3), w["name"]))
     return out

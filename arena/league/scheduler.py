@@ -1,15 +1,18 @@
 """The scheduler keeps the executor full: it is the executors' `JobSource`.
 
 When a slot needs a game the executor asks for the next one. Games already queued (voided
-attempts being replayed) come first; otherwise a new rated game is made on demand (the in-process
-executor asks one game ahead of the one it plays), so pairings use recent ratings and a lost
-worker costs one game, never a precomputed schedule. Choosing and claiming happen in one write
+attempts being replayed, once their backoff is over: arena/league/backoff.py) come first;
+otherwise a new rated game is made on demand (the in-process executor asks one game ahead of
+the one it plays), so pairings use recent ratings and a lost worker costs one game, never a
+precomputed schedule. A game waiting out its backoff holds no slot: the slots play other games,
+or the scheduler sleeps until the first backoff ends. Choosing and claiming happen in one write
 transaction, the same one that records the slot's finished game (`finished_then_next`), and the
 outcome goes back through the store's exactly-once rule.
 """
 
 from __future__ import annotations
 
+import math
 import random
 import time
 from collections.abc import Callable, Mapping, Sequence
@@ -19,6 +22,7 @@ import sqlalchemy as sa
 import trio
 
 from arena.league import store
+from arena.league.backoff import Backoff
 from arena.league.executors.base import GameJob, JobSource, Outcome, job_from_claim
 from arena.league.settings import LeagueSettings, Matchmaking
 from arena.tournaments.schedule import random_opening
@@ -88,11 +92,23 @@ class Scheduler(JobSource):
     """Claims games for the executors and records their outcomes."""
 
     def __init__(
-        self, db: store.Database, settings: LeagueSettings, *, seed: int | None = None
+        self,
+        db: store.Database,
+        settings: LeagueSettings,
+        *,
+        seed: int | None = None,
+        backoff: Backoff | None = None,
+        clock: Callable[[], float] = time.time,
     ) -> None:
         self.db = db
         self.settings = settings
         self.rng = random.Random(seed)
+        #: the waits of voided games before their next attempt, and their jitter's own draws
+        #: (matchmaking's stay as they were)
+        self.backoff = backoff or Backoff()
+        self.jitter = random.Random(None if seed is None else seed + 1)
+        #: the wall clock of `not_before` times (a test's own)
+        self.clock = clock
         self._wake = trio.Event()
         self.recorded = 0
         #: called (in the trio thread) after every outcome recorded (the API's cache drops)
@@ -109,10 +125,11 @@ class Scheduler(JobSource):
     async def next_job(self) -> GameJob:
         while True:
             wake = self._wake
-            claim = await trio.to_thread.run_sync(self._claim_next)
+            claim, retry_in = await trio.to_thread.run_sync(self._claim_next)
             if claim is not None:
                 return job_from_claim(claim, self.settings)
-            with trio.move_on_after(IDLE_POLL):
+            # nothing to play now: sleep until woken, a voided game's backoff ends, or the poll
+            with trio.move_on_after(min(IDLE_POLL, max(0.01, retry_in))):
                 await wake.wait()
             if self._wake is wake and wake.is_set():
                 self._wake = trio.Event()
@@ -159,16 +176,28 @@ class Scheduler(JobSource):
                 conn, job.game_id, job.attempt, outcome.record, outcome.record_json
             )
         assert outcome.void is not None
+        wait = self.backoff.after(outcome.void, job.attempt, self.jitter)
         return store.void_attempt(
-            conn, job.game_id, job.attempt, outcome.void, outcome.reason, self.settings.max_attempts
+            conn,
+            job.game_id,
+            job.attempt,
+            outcome.void,
+            outcome.reason,
+            self.settings.max_attempts,
+            retry_at=store.iso_at(self.clock() + wait) if wait > 0 else None,
         )
 
-    def _claim_next(self) -> store.Claim | None:
+    def _claim_next(self) -> tuple[store.Claim | None, float]:
+        """A claim, or None and the seconds until a queued game's backoff ends (inf: none)."""
         with self.db.write() as conn:
-            return self._claim_in(conn)
+            claim = self._claim_in(conn)
+            if claim is not None:
+                return claim, 0.0
+            at = store.next_retry_at(conn)
+        return None, math.inf if at is None else store.seconds_until(at, self.clock())
 
     def _claim_in(self, conn) -> store.Claim | None:
-        for gid in store.queued_game_ids(conn, 1):
+        for gid in store.queued_game_ids(conn, 1, store.iso_at(self.clock())):
             claim = store.claim_game(conn, gid)
             if claim is not None:
                 return claim

@@ -32,6 +32,7 @@ from arena.league.scheduler import Scheduler
 from arena.league.service import League
 from arena.league.settings import LeagueSettings
 from arena.league.web.app import create_app
+from arena.league.web.bodies import bounded_bodies
 
 ASGIApp = Callable[[dict, Callable, Callable], Awaitable[None]]
 
@@ -102,7 +103,7 @@ async def serve(
                 binds = await nursery.start(
                     partial(
                         hypercorn_serve,
-                        quiet_closing_races(app),
+                        quiet_closing_races(bounded_bodies(app)),
                         hypercorn_config(settings.host, settings.port),
                         mode="asgi",
                     )

@@ -16,10 +16,13 @@ token.
 from __future__ import annotations
 
 import dataclasses
+import hashlib
 import json
+import os
 import secrets
 import shutil
 import sys
+import tempfile
 import time
 from collections.abc import Awaitable, Callable
 from datetime import UTC, datetime, timedelta
@@ -427,34 +430,58 @@ class League:
         user: store.User,
         bot_name: str,
         bot_dir: Path,
-        archive_sha256: str,
+        archive: bytes,
         spec: Any,
         *,
         rate_limited: bool = True,
     ) -> store.Version:
-        """Record a new version (validating) and move its unpacked directory into place."""
+        """Record a new version (validating), keep its archive and move its unpacked directory
+        into place, all before the version's row is committed: a version is never visible (to
+        the validation loop, to workers) before its files are there, and a refused one leaves
+        nothing behind.
+
+        The refusals (another user's bot name, the hourly rate) are checked in a read first,
+        so a refused upload writes nothing; the write transaction checks them again (another
+        submission may have won the name meanwhile) and, if anything fails after files were
+        written, removes them: the archive only if this call made it and no committed version
+        uses it (the same archive may belong to an earlier version)."""
         check_name(bot_name, "bot name", "name")
 
-        def run(conn: Any) -> store.Version:
+        def check(conn: Any) -> None:
             self.check_submitter(conn, user, bot_name)
             if rate_limited:
                 self.check_rate(conn, user)
-            return store.add_version(
-                conn,
-                owner_id=user.id,
-                bot_name=bot_name,
-                archive_sha256=archive_sha256,
-                path="",
-                manifest=manifest_summary(spec, bot_name),
-            )
 
-        v = self.write_sync(run)
-        final = self.settings.bots_dir / str(v.id)
-        final.parent.mkdir(parents=True, exist_ok=True)
-        if final.exists():  # left by a crash between the move and the commit below
-            shutil.rmtree(final)
-        shutil.move(str(bot_dir), final)
-        self.write_sync(store.set_version_path, v.id, str(final))
+        self.read_sync(check)
+        blobs = BlobStore(self.settings.archives_dir)
+        sha = hashlib.sha256(archive).hexdigest()
+        made_blob = False
+        final: Path | None = None
+        try:
+            with self.db.write() as conn:
+                check(conn)
+                v = store.add_version(
+                    conn,
+                    owner_id=user.id,
+                    bot_name=bot_name,
+                    archive_sha256=sha,
+                    path="",
+                    manifest=manifest_summary(spec, bot_name),
+                )
+                final = self.settings.bots_dir / str(v.id)
+                final.parent.mkdir(parents=True, exist_ok=True)
+                if final.exists():  # left by a crash between a move and its commit
+                    shutil.rmtree(final)
+                made_blob = not blobs.path(sha).exists()
+                blobs.put(archive)
+                shutil.move(str(bot_dir), final)
+                store.set_version_path(conn, v.id, str(final))
+        except BaseException:
+            if final is not None and final.exists():
+                shutil.rmtree(final, ignore_errors=True)
+            if made_blob and not self.read_sync(store.archive_in_use, sha):
+                blobs.path(sha).unlink(missing_ok=True)
+            raise
         return dataclasses.replace(v, path=str(final))
 
     def archive_caps(self) -> Any:
@@ -483,22 +510,22 @@ class League:
         }
 
     def _submit_sync(self, user: store.User, data: bytes) -> store.Version:
-        from arena.league.archives import BlobStore, inspect_archive
+        """Check, unpack and load the manifest in a private directory; only an accepted
+        archive is kept (`register_version`): a refusal leaves nothing on disk."""
+        from arena.league.archives import inspect_archive, unpack_archive
         from arena.league.validation import load_submitted_bot
 
         caps = self.archive_caps()
         inspect_archive(data, caps)  # every check before anything touches the disk
-        blobs = BlobStore(self.settings.archives_dir, caps)
-        sha = blobs.put(data)
-        incoming = self.settings.bots_dir / f".incoming-{secrets.token_hex(8)}"
+        self.settings.bots_dir.mkdir(parents=True, exist_ok=True)
+        incoming = Path(tempfile.mkdtemp(prefix=".incoming-", dir=self.settings.bots_dir))
         try:
-            blobs.unpack(sha, incoming)
-            spec = load_submitted_bot(incoming)
+            unpack_archive(data, incoming / "bot", caps)
+            spec = load_submitted_bot(incoming / "bot")
             check_name(spec.name, "bot name (the manifest's `name`)", "bot.toml")
-            return self.register_version(user, spec.name, incoming, sha, spec)
+            return self.register_version(user, spec.name, incoming / "bot", data, spec)
         finally:
-            if incoming.exists():
-                shutil.rmtree(incoming, ignore_errors=True)
+            shutil.rmtree(incoming, ignore_errors=True)
 
     async def run_validations(self, wake: trio.Event | None = None) -> None:
         """Validate every version waiting for it, oldest first, one at a time, forever.
@@ -553,20 +580,38 @@ class League:
 
     def add_house_bot(self, owner: str, bot_dir: Path) -> store.Version:
         """Operator path (`arena league bot add`): a trusted bot directory joins the ladder
-        directly, built here and not validated (the operator vouches for it)."""
+        directly, built here and not validated (the operator vouches for it).
+
+        The source folder is only read: it is packed (without the build step's output, which
+        every machine that plays the bot makes again from the sources), the archive is
+        unpacked into the league's own directory as a submission is, and built there."""
+        from arena.league.archives import ArchiveCaps, unpack_archive
         from arena.referee import load_bot
 
         spec = load_bot(bot_dir)
-        spec.ensure_built()
         user = self.read_sync(store.user_by_name, owner)
         if user is None:
             raise LeagueError(f"no user {owner!r} (create it with 'arena league user add')")
         # packed into the archive store like a submission, so workers on other machines fetch
         # it by hash (arena/league/botcache.py)
-        sha = BlobStore(self.settings.archives_dir).put(pack_bot_dir(bot_dir))
-        tmp = self.settings.bots_dir / f".incoming-{secrets.token_hex(8)}"
-        shutil.copytree(bot_dir, tmp, symlinks=True)
-        v = self.register_version(user, spec.name, tmp, sha, spec, rate_limited=False)
+        data = pack_bot_dir(bot_dir, skip=build_outputs(spec))
+        self.settings.bots_dir.mkdir(parents=True, exist_ok=True)
+        incoming = Path(tempfile.mkdtemp(prefix=".incoming-", dir=self.settings.bots_dir))
+        try:
+            # the operator's own bot: no size caps, but every path rule of a submission
+            trusted = ArchiveCaps(
+                max_bytes=1 << 62,
+                max_unpacked_bytes=1 << 62,
+                max_members=1 << 30,
+                max_ratio=float("inf"),
+            )
+            unpack_archive(data, incoming / "bot", trusted)
+            load_bot(incoming / "bot").ensure_built()
+            v = self.register_version(
+                user, spec.name, incoming / "bot", data, spec, rate_limited=False
+            )
+        finally:
+            shutil.rmtree(incoming, ignore_errors=True)
         self.finish_validation_sync(
             v.id,
             {
@@ -679,6 +724,19 @@ def _games_page(
         outcome=outcome,
         by_finish=True,
     )
+
+
+def build_outputs(spec: Any) -> list[str]:
+    """The files of a bot's directory its build step makes (relative paths), as far as the
+    manifest names them: left out of the archive `bot add` packs, since every machine that
+    plays the bot builds them again from its sources."""
+    if not spec.build:
+        return []
+    output = spec._build_output()
+    if output is None:
+        return []
+    rel = os.path.relpath(output, spec.manifest.parent if spec.manifest else spec.workdir)
+    return [] if rel.startswith("..") else [rel]
 
 
 def dumps(obj: Any) -> str:

@@ -7,12 +7,16 @@ referee bug, the OOM killer) takes down one slot, not the worker: the worker see
 and hands the job back to the queue.
 
 One job, `play(game_id)`:
-1. claim, in one transaction with the game row locked: a finished or failed game is left alone
-   (the job ran twice); a game still `running` belongs to an attempt whose worker died or
-   stalled (procrastinate runs a job on one worker at a time, so that attempt has no live
-   owner any more): it is voided as `worker_lost` (unrated; counts towards max_attempts), then
-   the game is claimed with a new attempt number, and the attempt logged against this worker;
-2. get both bots by archive hash, verified (arena/league/botcache.py);
+1. get both bots by archive hash, verified (arena/league/botcache.py), before anything is
+   claimed: if the server cannot be reached the answer is `offline` and the game is left as it
+   was (no attempt spent; the worker stops taking jobs until the server answers);
+2. claim, in one transaction with the game row locked: a finished or failed game is left alone
+   (the job ran twice), and so is a game still waiting out its backoff (the job is retried
+   then); a game still `running` belongs to an attempt whose worker died or stalled
+   (procrastinate runs a job on one worker at a time, so that attempt has no live owner any
+   more): it is voided as `worker_lost` (unrated; counts towards max_attempts), then the game
+   is claimed with a new attempt number, and the attempt logged against this worker. An
+   archive that could not be verified or built voids that attempt (`archive_fault`);
 3. play the game in the league's sandbox and limits (the referee, in this process);
 4. record with the store's conditional update on (game, attempt, running), in the same
    transaction as the attempt's log row: zero rows means a newer attempt owns the game (this
@@ -23,7 +27,9 @@ One job, `play(game_id)`:
 Protocol (JSON Lines on stdin/stdout): `{"type": "init", "database", "server", "secret",
 "cache", "shared", "worker"}` once, answered `{"type": "ready"}`; then `{"type": "play",
 "game_id", "params"}` answered `{"type": "done", "game_id", "status", "detail"}` with status
-`recorded`, `stale`, `requeued`, `failed` or `nothing`. `{"type": "tplay", "run", "game_id",
+`recorded`, `stale`, `offline` (with `server`: the bots could not be fetched), `requeued`
+(with `retry_in`, the seconds the game's backoff lasts: the worker has its job retried then),
+`failed` or `nothing`. `{"type": "tplay", "run", "game_id",
 "attempt", "job"}` plays an attempt of a local tournament's game (arena/league/tourjobs.py),
 answered the same way (`recorded` or `stale`). When stdin closes the game in play is
 abandoned (its bots killed) and the process exits.
@@ -36,7 +42,9 @@ game at a time, as a session pool requires, and closes the pool when it exits.
 from __future__ import annotations
 
 import dataclasses
+import random
 import sys
+import time
 import traceback
 from functools import partial
 from pathlib import Path
@@ -46,7 +54,8 @@ import sqlalchemy as sa
 import trio
 
 from arena.league import fleet, queue, store, tourjobs
-from arena.league.botcache import BotCache
+from arena.league.backoff import Backoff
+from arena.league.botcache import BotCache, ServerUnreachable
 from arena.league.errors import PlatformFault
 from arena.league.executors.base import job_from_claim
 from arena.referee.sessions import SessionPool
@@ -100,16 +109,32 @@ class Slot:
         #: sessions (`reuse`); this slot plays one game at a time, as a pool requires (None:
         #: every game starts its bots)
         self.sessions = sessions
+        #: how long a game this slot voided waits before its next attempt
+        self.backoff = Backoff()
+        self.jitter = random.Random()
 
     async def play(self, game_id: int, params: PlayParams) -> dict[str, Any]:
-        claimed = await trio.to_thread.run_sync(self._claim, game_id, params)
-        if isinstance(claimed, str):
-            return {"status": claimed, "detail": ""}
-        claim, shas = claimed
+        # the bots first, before the game is claimed: a worker that cannot reach the server
+        # gives the job back as it found it, with no attempt spent
+        shas = await trio.to_thread.run_sync(self._seated_archives, game_id)
+        if shas is None:
+            return {"status": "nothing", "detail": ""}
+        fault: PlatformFault | None = None
+        paths: list[str] = []
         try:
             paths = [str(await self.cache.path(sha)) for sha in shas]
+        except ServerUnreachable as e:
+            return {"status": "offline", "detail": str(e), "server": e.server}
         except PlatformFault as e:
-            return await self._void(claim, params, store.VoidKind.ARCHIVE_FAULT, str(e))
+            fault = e  # the archive's trouble (corrupt, refused, unbuildable): void the attempt
+        claimed = await trio.to_thread.run_sync(self._claim, game_id, params)
+        if isinstance(claimed, float):  # the job came before the game's backoff ended
+            return {"status": "requeued", "detail": "waiting out its backoff", "retry_in": claimed}
+        if isinstance(claimed, str):
+            return {"status": claimed, "detail": ""}
+        claim, _ = claimed
+        if fault is not None:
+            return await self._void(claim, params, store.VoidKind.ARCHIVE_FAULT, str(fault))
         job = job_from_claim(dataclasses.replace(claim, paths=tuple(paths)), params)  # type: ignore[arg-type]
         reply = await _play(job.worker_request(), self.sessions)
         if reply["type"] == "record":
@@ -150,16 +175,44 @@ class Slot:
             return {"status": "recorded", "detail": kind}
         return {"status": "stale", "detail": f"attempt {attempt} already has an outcome"}
 
-    def _claim(self, game_id: int, params: PlayParams) -> str | tuple[store.Claim, list[str]]:
+    def _seated_archives(self, game_id: int) -> list[str] | None:
+        """The archive hashes of the game's two versions; None if it needs no playing."""
+        g, v = store.games, store.versions
+        with self.db.read() as conn:
+            row = conn.execute(
+                sa.select(g.c.state, g.c.version0, g.c.version1).where(g.c.id == game_id)
+            ).first()
+            if row is None or row.state in (store.GameState.FINISHED, store.GameState.FAILED):
+                return None
+            sha = dict(
+                conn.execute(
+                    sa.select(v.c.id, v.c.archive_sha256).where(
+                        v.c.id.in_([row.version0, row.version1])
+                    )
+                ).all()
+            )
+        return [sha[row.version0], sha[row.version1]]
+
+    def _claim(
+        self, game_id: int, params: PlayParams
+    ) -> str | float | tuple[store.Claim, list[str]]:
+        """The claim and the seats' archive hashes; or what to answer instead: "nothing" (the
+        game is over), "failed", or the seconds its backoff still lasts."""
         g = store.games
         with self.db.write() as conn:
             if not self.db.is_sqlite:
                 queue.fast_commit(conn)  # redone if lost: see arena/league/queue.py
             row = conn.execute(
-                sa.select(g.c.state, g.c.attempt).where(g.c.id == game_id).with_for_update()
+                sa.select(g.c.state, g.c.attempt, g.c.not_before)
+                .where(g.c.id == game_id)
+                .with_for_update()
             ).first()
             if row is None or row.state in (store.GameState.FINISHED, store.GameState.FAILED):
                 return "nothing"
+            if row.state == store.GameState.QUEUED and row.not_before is not None:
+                wait = store.seconds_until(row.not_before, time.time())
+                if wait > 0:
+                    return wait
             if row.state == store.GameState.RUNNING:
                 who = fleet.attempt_worker(conn, game_id, row.attempt) or "its worker"
                 reason = f"attempt {row.attempt} lost: {who} stopped before recording it"
@@ -207,10 +260,18 @@ class Slot:
     async def _void(
         self, claim: store.Claim, params: PlayParams, kind: store.VoidKind, reason: str
     ) -> dict[str, Any]:
+        wait = self.backoff.after(kind, claim.attempt, self.jitter)
+
         def run() -> dict[str, Any]:
             with self.db.write() as conn:
                 ok = store.void_attempt(
-                    conn, claim.game_id, claim.attempt, kind, reason, params.max_attempts
+                    conn,
+                    claim.game_id,
+                    claim.attempt,
+                    kind,
+                    reason,
+                    params.max_attempts,
+                    retry_at=store.iso_at(time.time() + wait) if wait > 0 else None,
                 )
                 fleet.end_attempt(
                     conn, claim.game_id, claim.attempt, fleet.VOIDED if ok else fleet.STALE, reason
@@ -220,8 +281,9 @@ class Slot:
                 ).scalar_one()
             if not ok:
                 return {"status": "stale", "detail": reason}
-            status = "requeued" if state == store.GameState.QUEUED else "failed"
-            return {"status": status, "detail": reason}
+            if state == store.GameState.QUEUED:
+                return {"status": "requeued", "detail": reason, "retry_in": wait}
+            return {"status": "failed", "detail": reason}
 
         return await trio.to_thread.run_sync(run)
 

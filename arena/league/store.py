@@ -25,10 +25,12 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import time
 import zlib
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from enum import StrEnum
 from typing import Any
 
@@ -205,6 +207,8 @@ games = Table(
     Column("turns", Integer),
     Column("duration", Float),
     Column("rated", Boolean),
+    # a voided game waits in the queue until then (arena/league/backoff.py); NULL: at once
+    Column("not_before", String(32)),
     Index("ix_games_state_priority", "state", "priority", "id"),
     Index("ix_games_variant_id", "variant", "id"),
     # the API's games list, newest first by finish time (migration 0006)
@@ -642,6 +646,13 @@ def add_version(
     return v
 
 
+def archive_in_use(conn: Connection, sha: str) -> bool:
+    """Whether a version was made from the archive of this sha256 (one archive may serve
+    several versions: the same upload twice)."""
+    row = conn.execute(sa.select(versions.c.id).where(versions.c.archive_sha256 == sha).limit(1))
+    return row.first() is not None
+
+
 def set_version_path(conn: Connection, version_id: int, path: str) -> None:
     conn.execute(versions.update().where(versions.c.id == version_id).values(path=path))
 
@@ -944,14 +955,40 @@ class Claim:
 
 _QUEUED_IDS = (
     sa.select(games.c.id)
-    .where(games.c.state == GameState.QUEUED)
+    .where(
+        games.c.state == GameState.QUEUED,
+        sa.or_(games.c.not_before.is_(None), games.c.not_before <= _p("p_now")),
+    )
     .order_by(games.c.priority.desc(), games.c.id)
     .limit(_p("p_limit"))
 )
 
 
-def queued_game_ids(conn: Connection, limit: int = 1) -> list[int]:
-    return list(conn.execute(_QUEUED_IDS, {"p_limit": limit}).scalars())
+def queued_game_ids(conn: Connection, limit: int = 1, now: str | None = None) -> list[int]:
+    """The queued games that may be claimed at `now` (default: now), in claim order: a game
+    waiting out its backoff (`not_before`) is skipped until then."""
+    return list(conn.execute(_QUEUED_IDS, {"p_limit": limit, "p_now": now or now_iso()}).scalars())
+
+
+def next_retry_at(conn: Connection) -> str | None:
+    """The earliest time a queued game waiting out its backoff may be claimed."""
+    return conn.execute(
+        sa.select(sa.func.min(games.c.not_before)).where(
+            games.c.state == GameState.QUEUED, games.c.not_before.is_not(None)
+        )
+    ).scalar()
+
+
+def iso_at(t: float) -> str:
+    """The UTC time `t` (seconds since the epoch) in `now_iso`'s format, which sorts as text."""
+    ms = int(t * 1000) % 1000
+    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{ms:03d}Z"
+
+
+def seconds_until(iso: str, now: float) -> float:
+    """Seconds from `now` (epoch) until the time `iso` (as `iso_at` writes it)."""
+    stamp = datetime.strptime(iso[:19], "%Y-%m-%dT%H:%M:%S").replace(tzinfo=UTC)
+    return stamp.timestamp() + int(iso[20:23]) / 1000 - now
 
 
 # queued -> running, the next attempt number, and the row as it now is, in one statement
@@ -1183,9 +1220,11 @@ def void_attempt(
     kind: VoidKind,
     reason: str,
     max_attempts: int,
+    retry_at: str | None = None,
 ) -> bool:
     """A platform fault voided this attempt: log it, requeue the game (or fail it after
-    `max_attempts`; a server stop never counts). False if the attempt is stale."""
+    `max_attempts`; a server stop never counts). False if the attempt is stale. A requeued
+    game is not claimed before `retry_at` (`iso_at`; arena/league/backoff.py)."""
     fails = attempt >= max_attempts and kind != VoidKind.SERVER_STOPPED
     game_kind = conn.execute(sa.select(games.c.kind).where(games.c.id == game_id)).scalar()
     fails = fails or game_kind == GameKind.CHALLENGE  # the person is gone: nothing to replay
@@ -1201,6 +1240,7 @@ def void_attempt(
             state=state,
             detail=reason if state == GameState.FAILED else None,
             finished_at=now_iso() if state == GameState.FAILED else None,
+            not_before=retry_at if state == GameState.QUEUED else None,
         )
     ).rowcount
     if done != 1:

@@ -22,6 +22,12 @@ Faults, told apart:
 
 SIGINT/SIGTERM stop taking jobs and let the games in play finish for up to `grace` seconds;
 then they are abandoned and their jobs retried elsewhere.
+
+A worker that cannot fetch bots from the server (down, unreachable, failing, or refusing the
+worker secret) is not a game's fault: the job that found out gives its game back unclaimed and
+is retried after `retry_wait` seconds, by whichever worker takes it; this worker logs why, shows
+`offline` (and why) in the workers table, stops taking jobs (the games in play finish), looks
+for the server every few seconds, and takes jobs again once it answers.
 """
 
 from __future__ import annotations
@@ -36,7 +42,7 @@ import signal
 import socket
 import subprocess
 import sys
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -68,7 +74,47 @@ class WorkerConfig:
 
 
 class Replay(Exception):
-    """The game was voided and requeued: have procrastinate run the job again."""
+    """The game was voided and requeued: have procrastinate run the job again, once the game's
+    backoff is over (`retry_in` seconds; arena/league/backoff.py)."""
+
+    def __init__(self, message: str, retry_in: float = 0.0) -> None:
+        super().__init__(message)
+        self.retry_in = retry_in
+
+
+class JobRetry(procrastinate.BaseRetryStrategy):
+    """Retry a job that raised one of `exceptions` after `wait` seconds, or after its own
+    `retry_in` when it names a longer wait (a voided game's backoff); never give up (the game
+    row counts the attempts and fails the game after max_attempts)."""
+
+    def __init__(self, exceptions: tuple[type[BaseException], ...], wait: float) -> None:
+        self.exceptions = exceptions
+        self.wait = wait
+
+    def get_retry_decision(self, *, exception: BaseException, job: Any) -> Any:
+        if not isinstance(exception, self.exceptions):
+            return None
+        wait = max(self.wait, float(getattr(exception, "retry_in", 0.0)))
+        return procrastinate.RetryDecision(retry_in={"seconds": wait})
+
+
+class Offline(Exception):
+    """The slot could not fetch the bots from the server: the job goes back to the queue
+    untouched (no attempt was claimed) and this worker stops taking jobs."""
+
+
+@dataclass
+class Availability:
+    """Whether this worker can fetch bots: set by a job that could not, cleared when the
+    server answers again; read by the heartbeat (the worker's state in the database)."""
+
+    offline: asyncio.Event = field(default_factory=asyncio.Event)
+    reason: str = ""
+    server: str | None = None
+
+    @property
+    def state(self) -> str:
+        return fleet.OFFLINE if self.offline.is_set() else fleet.RUNNING
 
 
 class SlotLost(Exception):
@@ -280,6 +326,7 @@ async def _main(config: WorkerConfig) -> None:
         _log("removed leftovers of a dead worker: " + ", ".join(swept))
     init = await asyncio.to_thread(_prepare, config, name)
     pool = SlotPool(config.concurrency, init)
+    available = Availability()
     db = store.Database(config.database, pool_size=1)
     app = procrastinate.App(
         connector=procrastinate.PsycopgConnector(
@@ -292,15 +339,19 @@ async def _main(config: WorkerConfig) -> None:
         name=queue.TASK,
         queue=queue.QUEUE,
         pass_context=True,
-        retry=procrastinate.RetryStrategy(
-            retry_exceptions={Replay, SlotLost}, wait=int(max(0, config.retry_wait))
-        ),
+        retry=JobRetry((Replay, SlotLost, Offline), max(0.0, config.retry_wait)),
     )
     async def play_game(context: Any, game_id: int, params: dict[str, Any]) -> None:
         reply = await pool.request({"type": "play", "game_id": game_id, "params": params})
         status = reply.get("status")
+        if status == "offline":
+            if not available.offline.is_set():
+                available.reason = str(reply.get("detail"))
+                available.server = reply.get("server") or init["server"]
+                available.offline.set()
+            raise Offline(f"game {game_id}: {reply.get('detail')}")
         if status == "requeued":
-            raise Replay(f"game {game_id}: {reply.get('detail')}")
+            raise Replay(f"game {game_id}: {reply.get('detail')}", float(reply.get("retry_in", 0)))
         if status == "error":
             raise SlotLost(f"game {game_id}: {reply.get('detail')}")
         if status == "stale":
@@ -326,13 +377,13 @@ async def _main(config: WorkerConfig) -> None:
     try:
         async with app.open_async():
             tasks = [
-                asyncio.create_task(_heartbeats(db, name, config.heartbeat)),
+                asyncio.create_task(_heartbeats(db, name, config.heartbeat, available)),
                 asyncio.create_task(_sweep_stalled(app, config)),
             ]
             try:
                 while True:
-                    try:
-                        await app.run_worker_async(
+                    taking = asyncio.create_task(
+                        app.run_worker_async(
                             queues=[queue.QUEUE],
                             name=name,
                             concurrency=config.concurrency,
@@ -342,6 +393,18 @@ async def _main(config: WorkerConfig) -> None:
                             delete_jobs="successful",
                             install_signal_handlers=True,
                         )
+                    )
+                    went = asyncio.create_task(available.offline.wait())
+                    await asyncio.wait({taking, went}, return_when=asyncio.FIRST_COMPLETED)
+                    went.cancel()
+                    if not taking.done():
+                        # a job could not fetch its bots: stop taking jobs (the games in play
+                        # finish, for up to --grace s), wait for the server, then take again
+                        if not await _offline(taking, available, db, name, config):
+                            break
+                        continue
+                    try:
+                        taking.result()
                         break
                     except pq_exceptions.ConnectorException as e:
                         if not _forgotten(e):
@@ -362,19 +425,88 @@ async def _main(config: WorkerConfig) -> None:
         _log(f"{name} stopped")
 
 
+#: seconds between two looks at an unreachable server
+PROBE_EVERY = 2.0
+
+
+async def _offline(
+    taking: asyncio.Task[Any],
+    available: Availability,
+    db: store.Database,
+    name: str,
+    config: WorkerConfig,
+) -> bool:
+    """Stop taking jobs until the server answers; False if SIGINT/SIGTERM came meanwhile."""
+    where = available.server or "(no server published)"
+    _log(
+        f"cannot fetch bots from the server {where}: {available.reason}; taking no jobs until "
+        "it answers"
+    )
+    with contextlib.suppress(Exception):
+        await asyncio.to_thread(_set_offline, db, name, available.reason)
+    taking.cancel()  # procrastinate stops fetching jobs and lets the games in play finish
+    with contextlib.suppress(asyncio.CancelledError):
+        await taking
+    stop = asyncio.Event()
+    loop = asyncio.get_running_loop()
+    for sig in (signal.SIGINT, signal.SIGTERM):
+        loop.add_signal_handler(sig, stop.set)
+    try:
+        while not stop.is_set():
+            server = available.server or await asyncio.to_thread(_published_server, db)
+            if server and await _answers(server):
+                available.server = server
+                break
+            with contextlib.suppress(TimeoutError):
+                await asyncio.wait_for(stop.wait(), min(PROBE_EVERY, config.heartbeat * 4))
+    finally:
+        for sig in (signal.SIGINT, signal.SIGTERM):
+            loop.remove_signal_handler(sig)
+    if stop.is_set():
+        return False
+    _log(f"the server {available.server} answers again; taking jobs again")
+    available.offline.clear()
+    with contextlib.suppress(Exception):
+        await asyncio.to_thread(_beat, db, name, fleet.RUNNING)
+    return True
+
+
+async def _answers(server: str) -> bool:
+    """Does the league's server answer (any status below 500)?"""
+    import httpx
+
+    try:
+        async with httpx.AsyncClient(timeout=5.0) as client:
+            r = await client.get(f"{server.rstrip('/')}/api/v1")
+    except httpx.HTTPError:
+        return False
+    return r.status_code < 500
+
+
+def _published_server(db: store.Database) -> str | None:
+    with db.read() as conn:
+        return fleet.get_meta(conn, fleet.SERVER_URL)
+
+
+def _set_offline(db: store.Database, name: str, reason: str) -> None:
+    with db.write() as conn:
+        fleet.set_offline(conn, name, reason)
+
+
+def _beat(db: store.Database, name: str, state: str) -> None:
+    with db.write() as conn:
+        fleet.heartbeat(conn, name, state)
+
+
 def _stopped(db: store.Database, name: str) -> None:
     with db.write() as conn:
         fleet.stopped(conn, name)
 
 
-async def _heartbeats(db: store.Database, name: str, every: float) -> None:
-    def beat() -> None:
-        with db.write() as conn:
-            fleet.heartbeat(conn, name)
-
+async def _heartbeats(db: store.Database, name: str, every: float, available: Availability) -> None:
     while True:
         try:
-            await asyncio.to_thread(beat)
+            await asyncio.to_thread(_beat, db, name, available.state)
         except Exception as e:  # the database is away: keep trying, the games go on
             _log(f"heartbeat failed: {str(e).splitlines()[0]}")
         await asyncio.sleep(every)

@@ -4,6 +4,7 @@ before new games, no game without two bots, outcomes recorded once through the s
 from __future__ import annotations
 
 import random
+import time
 
 import trio
 from hypothesis import given
@@ -11,6 +12,7 @@ from hypothesis import strategies as st
 from support import add_bots, database_fixtures
 
 from arena.league import store
+from arena.league.backoff import Backoff
 from arena.league.executors.base import Outcome
 from arena.league.scheduler import Scheduler, plan_game
 from arena.league.settings import Matchmaking, settings_from_dict
@@ -79,7 +81,8 @@ def test_no_pairing_without_two_distinct_bots():
 
 async def test_the_scheduler_waits_for_two_bots_then_makes_rated_games(db, tmp_path):
     settings = settings_from_dict({"games": VARIANTS, "opening_turns": 1}, root=tmp_path)
-    scheduler = Scheduler(db, settings, seed=1)
+    now = [time.time()]
+    scheduler = Scheduler(db, settings, seed=1, clock=lambda: now[0])
     with trio.move_on_after(0.5) as idle:
         await scheduler.next_job()
     assert idle.cancelled_caught  # nothing to play with no bots
@@ -91,8 +94,10 @@ async def test_the_scheduler_waits_for_two_bots_then_makes_rated_games(db, tmp_p
     assert all(bot["build"] is False for bot in job.bots)
     assert job.match["limits"]["memory_mb"] == settings.limits.memory_mb
     assert len(job.match["opening"]) == 1
-    # a platform fault: the game is queued again and comes back before any new game
+    # a platform fault: the game is queued again and, once its backoff is over, comes back
+    # before any new game
     await scheduler.finished(Outcome(job, void=store.VoidKind.SANDBOX_FAULT, reason="boom"))
+    now[0] += Backoff().cap
     again = await scheduler.next_job()
     assert (again.game_id, again.attempt) == (job.game_id, 2)
     # the stale first attempt reports late: dropped

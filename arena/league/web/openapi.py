@@ -208,7 +208,7 @@ SCHEMAS["Worker"] = _obj(
         "name": _STR,
         "host": _STR,
         "pid": _INT,
-        "state": {"enum": ["running", "lost", "stopped"]},
+        "state": {"enum": ["running", "offline", "lost", "stopped"]},
         "concurrency": _INT,
         "playing": {
             "type": "array",
@@ -333,6 +333,10 @@ PATHS: dict[str, Any] = {
                         "load, reaches outside the bot, or has a bad name",
                     ),
                     ("429", "the account's hourly submissions are used up"),
+                    (
+                        "408",
+                        "the body paused 10 s or took 120 s (the connection is closed after it)",
+                    ),
                 ),
             ),
             "requestBody": {

@@ -272,12 +272,23 @@ def _numbered(points: list[store.RatingPoint], games: int) -> list[tuple[float, 
 # --- games ------------------------------------------------------------------------------------
 
 
+#: the states the games page lists: finished games (the default) or failed ones (voided
+#: `max_attempts` times: the home page's "N failed" links there)
+GAME_LIST_STATES = (store.GameState.FINISHED, store.GameState.FAILED)
+
+
 def _games_data(
-    conn: Any, bot: str | None, variant: str | None, before: int | None
+    conn: Any, bot: str | None, variant: str | None, before: int | None, state: str
 ) -> list[dict[str, Any]]:
     bot_id = bot_id_filter(conn, bot)
     return store.list_games(
-        conn, limit=GAMES_PAGE + 1, offset=0, bot_id=bot_id, variant=variant, before=before
+        conn,
+        limit=GAMES_PAGE + 1,
+        offset=0,
+        bot_id=bot_id,
+        variant=variant,
+        before=before,
+        states=(state,),
     )
 
 
@@ -290,16 +301,25 @@ async def games_list(request: Request) -> Response:
         league.check_variant(variant)
     bot = q.get("bot") or None
     before = _query_int(request, "before", 1)
+    state = q.get("state") or store.GameState.FINISHED
+    if state not in GAME_LIST_STATES:
+        raise LeagueError(
+            f"state: expected one of {', '.join(GAME_LIST_STATES)}, got {state!r}",
+            status=422,
+            field="state",
+        )
 
-    rows = await league.cached_read(_games_data, bot, variant, before)
+    rows = await league.cached_read(_games_data, bot, variant, before, state)
     page, more = rows[:GAMES_PAGE], len(rows) > GAMES_PAGE
-    keep = {k: v for k, v in (("variant", variant), ("bot", bot)) if v}
+    failed = state == store.GameState.FAILED
+    keep = {k: v for k, v in (("variant", variant), ("bot", bot), ("state", failed and state)) if v}
     older = "?" + urlencode({**keep, "before": page[-1]["id"]}) if more and page else None
     return render(
         request,
         "games.html",
-        title="Games",
+        title="Failed games" if failed else "Games",
         games=page,
+        failed=failed,
         variants=league.variants,
         variant=variant,
         bot=bot,

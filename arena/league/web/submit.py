@@ -34,9 +34,6 @@ from arena.league.web.sse import PING, Emit, EventStream
 
 #: what the pages call a version's state while and after it is validated
 FINAL = ("active", "rejected", "retired", "disabled")
-#: bytes of a refused oversized upload read and discarded before answering, so the browser
-#: sees the answer rather than a connection reset
-DRAIN_LIMIT = 64 << 20
 
 
 def _league(request: Request) -> League:
@@ -75,7 +72,8 @@ async def submit(request: Request) -> Response:
     try:
         check_declared_size(request, cap)
     except LeagueError as e:
-        await _drain(request)
+        # the unread body is drained (or the connection closed) by the server's body layer,
+        # arena/league/web/bodies.py, so the browser sees this answer
         return _form(request, user, str(e), e.status)
     async with archive_form(request, cap) as form:
         await check_csrf(request)
@@ -90,14 +88,6 @@ async def submit(request: Request) -> Response:
             filename = getattr(upload, "filename", None) or None
             return _form(request, user, message, e.status, filename)
     return RedirectResponse(f"/submissions/{out['id']}", status_code=303)
-
-
-async def _drain(request: Request) -> None:
-    seen = 0
-    async for chunk in request.stream():
-        seen += len(chunk)
-        if seen > DRAIN_LIMIT:
-            break
 
 
 def _version_id(request: Request) -> int:
