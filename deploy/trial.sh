@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# A real run of deploy/compose.yaml with no image registry: a Debian root filesystem made here
-# with debootstrap and imported as the base image, the arena's image (the top-level Dockerfile)
-# and the database's (deploy/db/Dockerfile) built on it from Debian's packages and the package
+# A real run of deploy/compose.yaml with no image registry: Debian root filesystems made here
+# with debootstrap and imported as base images, the arena's image (the top-level Dockerfile) and
+# the database's (deploy/db/Dockerfile) built on them from Debian's packages and the package
 # index, the stack brought up with WORKERS workers, a user and three bots added through the
 # server, then wait until GAMES games were played and recorded by the worker containers; the
 # stack is taken down (volumes too) whatever happens, and the figures printed.
@@ -9,9 +9,10 @@
 #   sudo deploy/trial.sh [GAMES [WORKERS]]        (defaults: 20 games, 2 workers)
 #
 # Needs root, a running dockerd, docker-compose (Debian's 1.29 or Compose v2) and debootstrap
-# (.ci/setup-system installs them). The base is kept in ARENA_TRIAL_CACHE
+# (.ci/setup-system installs them). The bases are kept in ARENA_TRIAL_CACHE
 # (default /var/cache/arena-trial) and the images in Docker, so later runs skip debootstrap and
-# reuse the build cache; ARENA_TRIAL_FRESH=1 makes the base again. The base trusts the CA
+# reuse the build cache; ARENA_TRIAL_FRESH=1 makes the bases again, ARENA_TRIAL_NO_CACHE=1
+# builds the images without Docker's cache. The base trusts the CA
 # certificates this host added to its own store (/usr/local/share/ca-certificates), so pip
 # inside the build reaches the package index the way the host does. The server is published on
 # 127.0.0.1 only, on a port Docker picks.
@@ -24,10 +25,11 @@ CACHE=${ARENA_TRIAL_CACHE:-/var/cache/arena-trial}
 SUITE=bookworm
 MIRROR=${ARENA_TRIAL_MIRROR:-http://deb.debian.org/debian}
 BASE=arena-base:$SUITE
+DB_BASE=arena-db-base:$SUITE
 PROJECT=arena-trial
 DEADLINE=${ARENA_TRIAL_TIMEOUT:-600}  # seconds the games may take
 
-export ARENA_BASE=$BASE ARENA_DB_BASE=$BASE ARENA_LISTEN=127.0.0.1: COMPOSE_PROJECT_NAME=$PROJECT
+export ARENA_BASE=$BASE ARENA_DB_BASE=$DB_BASE ARENA_LISTEN=127.0.0.1: COMPOSE_PROJECT_NAME=$PROJECT
 if command -v docker-compose >/dev/null; then
     compose=(docker-compose -f "$HERE/compose.yaml")
 else
@@ -45,28 +47,41 @@ docker info >/dev/null 2>&1 || die "no Docker engine answers"
 
 t_all=$(now)
 
-# 1. the base image: minimal Debian, ca-certificates and this host's own CAs
-t=$(now)
-if [ "${ARENA_TRIAL_FRESH:-0}" = 1 ] || [ ! -s "$CACHE/$SUITE.tar" ]; then
-    mkdir -p "$CACHE"
-    rootfs=$(mktemp -d "$CACHE/rootfs.XXXXXX")
-    say "debootstrap $SUITE into $rootfs"
-    debootstrap --variant=minbase --include=ca-certificates "$SUITE" "$rootfs" "$MIRROR" \
-        >"$CACHE/debootstrap.log" 2>&1 || { tail -n 20 "$CACHE/debootstrap.log" >&2; die "debootstrap"; }
-    if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
-        cp /usr/local/share/ca-certificates/*.crt "$rootfs/usr/local/share/ca-certificates/"
-        chroot "$rootfs" update-ca-certificates >/dev/null 2>&1
+# 1. the base images: minimal Debians with what each Dockerfile would install from Debian (so
+# that the build only installs the arena from the package index: the Dockerfiles' apt-get
+# then finds everything there), ca-certificates and this host's own CAs. One tar per package
+# list, kept in the cache; imported into Docker when missing.
+make_base() {  # IMAGE PACKAGES...
+    local image=$1; shift
+    local packages
+    packages=$(IFS=,; echo "ca-certificates,$*")
+    local tar="$CACHE/${image%%:*}-$SUITE-$(echo "$packages" | sha256sum | cut -c1-12).tar"
+    if [ "${ARENA_TRIAL_FRESH:-0}" = 1 ] || [ ! -s "$tar" ]; then
+        mkdir -p "$CACHE"
+        local rootfs
+        rootfs=$(mktemp -d "$CACHE/rootfs.XXXXXX")
+        say "debootstrap $SUITE with $packages"
+        debootstrap --variant=minbase --include="$packages" "$SUITE" "$rootfs" "$MIRROR" \
+            >"$CACHE/debootstrap.log" 2>&1 \
+            || { tail -n 20 "$CACHE/debootstrap.log" >&2; rm -rf "$rootfs"; die "debootstrap"; }
+        if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
+            cp /usr/local/share/ca-certificates/*.crt "$rootfs/usr/local/share/ca-certificates/"
+            chroot "$rootfs" update-ca-certificates >/dev/null 2>&1
+        fi
+        rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+        tar -C "$rootfs" -cf "$tar.tmp" . && mv "$tar.tmp" "$tar"
+        rm -rf "$rootfs"
+        docker image rm -f "$image" >/dev/null 2>&1 || true
     fi
-    rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
-    tar -C "$rootfs" -cf "$CACHE/$SUITE.tar.tmp" . && mv "$CACHE/$SUITE.tar.tmp" "$CACHE/$SUITE.tar"
-    rm -rf "$rootfs"
-    docker image rm -f "$BASE" >/dev/null 2>&1 || true
-fi
-if ! docker image inspect "$BASE" >/dev/null 2>&1; then
-    docker import "$CACHE/$SUITE.tar" "$BASE" >/dev/null
-fi
+    if [ "$(docker image inspect -f '{{index .Config.Labels "arena.base"}}' "$image" 2>/dev/null)" != "${tar##*/}" ]; then
+        docker import -c "LABEL arena.base=${tar##*/}" "$tar" "$image" >/dev/null
+    fi
+}
+t=$(now)
+make_base "$BASE" python3 python3-pip gcc libc6-dev make util-linux nodejs
+make_base "$DB_BASE" postgresql
 base_s=$(since "$t")
-say "base image $BASE ready in ${base_s}s"
+say "base images $BASE and $DB_BASE ready in ${base_s}s"
 
 down() {
     say "taking the stack down"
@@ -77,7 +92,9 @@ trap down EXIT
 
 # 2. the images (the worker's build is the server's, all cache)
 t=$(now)
-"${compose[@]}" build >"$CACHE/build.log" 2>&1 || { tail -n 30 "$CACHE/build.log" >&2; die "build"; }
+build=(build)
+[ "${ARENA_TRIAL_NO_CACHE:-0}" = 1 ] && build+=(--no-cache)
+"${compose[@]}" "${build[@]}" >"$CACHE/build.log" 2>&1 || { tail -n 30 "$CACHE/build.log" >&2; die "build"; }
 build_s=$(since "$t")
 say "images built in ${build_s}s"
 
