@@ -17,6 +17,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 from collections.abc import Iterator
@@ -62,29 +63,30 @@ class Install:
 
 
 @pytest.fixture(scope="module")
-def install(tmp_path_factory: pytest.TempPathFactory) -> Install:
-    tmp = tmp_path_factory.mktemp("install")
-    # a copy, so that the in-tree build leaves nothing in the checkout
-    src = tmp / "src"
-    shutil.copytree(ROOT, src, ignore=SKIP)
-    wheels = tmp / "wheels"
-    run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", wheels, src, cwd=tmp)
-    (wheel,) = wheels.glob("arena-*.whl")
-    shutil.rmtree(src)
-    venv = tmp / "venv"
-    run(sys.executable, "-m", "venv", venv, cwd=tmp)
-    # the run-time dependencies only, as `pip install .` installs them
-    run(venv / "bin" / "python", "-m", "pip", "install", "-q", wheel, cwd=tmp)
-    # bots of the process sandbox run under uids of their own: they need to read the venv's
-    # interpreter and the SDK (the Dockerfile's chmod, likewise)
-    for d in (tmp, *tmp.parents):
-        if d == Path("/"):
-            break
-        d.chmod(d.stat().st_mode | 0o055)
-    run("chmod", "-R", "a+rX", venv, cwd=tmp)
-    home = tmp / "home"
-    home.mkdir()
-    return Install(wheel, venv, home)
+def install() -> Iterator[Install]:
+    # not under pytest's temporary directory, which only its owner may enter: bots of the
+    # process sandbox run under uids of their own and need to read the venv's interpreter and
+    # the SDK (the Dockerfile's chmod, likewise)
+    tmp = Path(tempfile.mkdtemp(prefix="arena-install-"))
+    try:
+        tmp.chmod(0o755)
+        # a copy, so that the in-tree build leaves nothing in the checkout
+        src = tmp / "src"
+        shutil.copytree(ROOT, src, ignore=SKIP)
+        wheels = tmp / "wheels"
+        run(sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", wheels, src, cwd=tmp)
+        (wheel,) = wheels.glob("arena-*.whl")
+        shutil.rmtree(src)
+        venv = tmp / "venv"
+        run(sys.executable, "-m", "venv", venv, cwd=tmp)
+        # the run-time dependencies only, as `pip install .` installs them
+        run(venv / "bin" / "python", "-m", "pip", "install", "-q", wheel, cwd=tmp)
+        run("chmod", "-R", "a+rX", venv, cwd=tmp)
+        home = tmp / "home"
+        home.mkdir()
+        yield Install(wheel, venv, home)
+    finally:
+        shutil.rmtree(tmp, ignore_errors=True)
 
 
 @pytest.mark.slow
