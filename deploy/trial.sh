@@ -61,14 +61,15 @@ make_base() {  # IMAGE PACKAGES...
         local rootfs
         rootfs=$(mktemp -d "$CACHE/rootfs.XXXXXX")
         say "debootstrap $SUITE with $packages"
+        local log="$CACHE/debootstrap-${image%%:*}.log"
         debootstrap --variant=minbase --include="$packages" "$SUITE" "$rootfs" "$MIRROR" \
-            >"$CACHE/debootstrap.log" 2>&1 \
-            || { tail -n 20 "$CACHE/debootstrap.log" >&2; rm -rf "$rootfs"; die "debootstrap"; }
+            >"$log" 2>&1 || { tail -n 20 "$log" >&2; rm -rf "$rootfs"; die "debootstrap"; }
         if compgen -G "/usr/local/share/ca-certificates/*.crt" >/dev/null; then
             cp /usr/local/share/ca-certificates/*.crt "$rootfs/usr/local/share/ca-certificates/"
             chroot "$rootfs" update-ca-certificates >/dev/null 2>&1
         fi
         rm -rf "$rootfs"/var/cache/apt/archives/*.deb "$rootfs"/var/lib/apt/lists/*
+        rm -f "$CACHE/${image%%:*}-$SUITE-"*.tar  # another package list's
         tar -C "$rootfs" -cf "$tar.tmp" . && mv "$tar.tmp" "$tar"
         rm -rf "$rootfs"
         docker image rm -f "$image" >/dev/null 2>&1 || true
@@ -78,8 +79,12 @@ make_base() {  # IMAGE PACKAGES...
     fi
 }
 t=$(now)
-make_base "$BASE" python3 python3-pip gcc libc6-dev make util-linux nodejs
-make_base "$DB_BASE" postgresql
+make_base "$BASE" python3 python3-pip gcc libc6-dev make util-linux nodejs &
+arena_base=$!
+make_base "$DB_BASE" postgresql &
+db_base=$!
+wait $arena_base || die "the base image $BASE"
+wait $db_base || die "the base image $DB_BASE"
 base_s=$(since "$t")
 say "base images $BASE and $DB_BASE ready in ${base_s}s"
 
@@ -92,10 +97,16 @@ trap down EXIT
 
 # 2. the images (the worker's build is the server's, all cache)
 t=$(now)
+before=$(docker image inspect -f '{{.Id}}' arena arena-db 2>/dev/null || true)
 build=(build)
 [ "${ARENA_TRIAL_NO_CACHE:-0}" = 1 ] && build+=(--no-cache)
 "${compose[@]}" "${build[@]}" >"$CACHE/build.log" 2>&1 || { tail -n 30 "$CACHE/build.log" >&2; die "build"; }
 build_s=$(since "$t")
+# the images this replaced, unless something still uses them
+for id in $before; do
+    docker image inspect -f '{{.RepoTags}}' "$id" 2>/dev/null | grep -q '^\[\]$' \
+        && docker image rm "$id" >/dev/null 2>&1 || true
+done
 say "images built in ${build_s}s"
 
 # 3. the stack; privileged containers if this Docker can start them, else the overlay that
