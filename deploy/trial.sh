@@ -182,7 +182,13 @@ while IFS='|' read -r name count; do
 done <<<"$by_worker"
 [ "$(wc -l <<<"$by_worker")" -eq "$WORKERS" ] || die "not every worker played: $by_worker"
 [ "$failed" = 0 ] || die "$failed game(s) failed"
-[ "$restarts" = 0 ] || die "a container restarted ($restarts)"
+if [ "$restarts" != 0 ]; then
+    for id in $("${compose[@]}" ps -q); do
+        docker inspect -f '{{.Name}} restarted {{.RestartCount}} time(s)' "$id" >&2
+        docker logs --tail 15 "$id" >&2
+    done
+    die "a container restarted ($restarts)"
+fi
 [ "$(awk -F'|' '{ s += $2 } END { print s }' <<<"$by_worker")" = "$total" ] \
     || die "games without a worker's attempt: $total finished, by worker: $by_worker"
 # the API tells the same: each worker stopped (cleanly, by SIGTERM), with its games played

@@ -83,6 +83,10 @@ def test_the_server_is_published_on_this_host_only_and_everything_restarts():
     assert "ports" not in services["db"]  # only deploy/remote-workers.yaml publishes it
     for name, service in services.items():
         assert service.get("restart") == "unless-stopped", name
+    # workers start once the server serves (the schema and the job queue in place): none is
+    # restarted in a loop while the server migrates
+    assert services["worker"]["depends_on"] == {"server": {"condition": "service_healthy"}}
+    assert "healthcheck" in services["server"]
     # validation and /play games run on the server even with --no-local-games: it confines
     # bots like the workers
     assert services["server"]["privileged"] is True and services["worker"]["privileged"] is True
