@@ -104,6 +104,7 @@ def test_remote_workers_overlay_publishes_the_database_where_told():
     assert os.access(ROOT / "deploy" / "trial.sh", os.X_OK)
 
 
+@pytest.mark.trial
 @pytest.mark.slow
 @pytest.mark.docker
 @pytest.mark.timeout(2400)
