@@ -27,6 +27,8 @@ from arena.referee.record import now_iso
 #: meta keys
 SERVER_URL = "server_url"
 WORKER_SECRET = "worker_secret"
+#: "true" when league.toml says `oversubscribe = true`: its workers may too
+OVERSUBSCRIBE = "oversubscribe"
 
 #: how an attempt ended, as `attempts.outcome`
 RECORDED, STALE, VOIDED, LOST = "recorded", "stale", "voided", "lost"

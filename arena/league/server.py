@@ -30,8 +30,9 @@ from arena.league.executors.inprocess import InProcessExecutor
 from arena.league.migrations import check_current
 from arena.league.scheduler import Scheduler
 from arena.league.service import League
-from arena.league.settings import LeagueSettings
+from arena.league.settings import SETTINGS_NAME, LeagueSettings
 from arena.league.web.app import create_app
+from arena.oversubscription import check_concurrency
 
 ASGIApp = Callable[[dict, Callable, Callable], Awaitable[None]]
 
@@ -89,6 +90,12 @@ async def serve(
         await trio.to_thread.run_sync(check_current, db.engine)
         league = League(settings, db)
         executor = executor or InProcessExecutor(settings.concurrency, live=league.live)
+        if executor.plays_here:
+            check_concurrency(
+                settings.concurrency,
+                insist=settings.oversubscribe,
+                way_out=f"set oversubscribe = true in {settings.root / SETTINGS_NAME}",
+            )
         league.live.local = executor.plays_here
         if executor.plays_here:
             await trio.to_thread.run_sync(_recover, league)

@@ -45,6 +45,7 @@ from procrastinate import exceptions as pq_exceptions
 
 from arena.errors import ArenaError
 from arena.league import fleet, queue, store, tourjobs
+from arena.oversubscription import check_concurrency
 
 _ROOT = str(Path(__file__).resolve().parents[2])
 
@@ -62,6 +63,7 @@ class WorkerConfig:
     retry_wait: float = 1.0  # seconds before a failed job is tried again
     grace: float = 30.0  # seconds games in play may finish after SIGTERM
     unsafe: bool = False  # play even if this machine cannot confine bots
+    force: bool = False  # play a concurrency above this machine's CPUs (oversubscription)
 
     def worker_name(self) -> str:
         return self.name or f"{socket.gethostname()}-{os.getpid()}"
@@ -219,6 +221,12 @@ def _prepare(config: WorkerConfig, name: str) -> dict[str, Any]:
             secret = fleet.worker_secret(conn)
             server = config.server or fleet.get_meta(conn, fleet.SERVER_URL)
             isolation = fleet.get_meta(conn, "isolation") or "process"
+            insist = config.force or fleet.get_meta(conn, fleet.OVERSUBSCRIBE) == "true"
+        check_concurrency(
+            config.concurrency,
+            insist=insist,
+            way_out="pass --force (or set oversubscribe = true in the league's league.toml)",
+        )
         problem = confinement_problem(isolation)
         if problem and not config.unsafe:
             raise ArenaError(f"{problem}; refusing to play (--unsafe plays anyway)")

@@ -59,6 +59,7 @@ class Worker:
         log: Path,
         concurrency: int = 2,
         wrap: Sequence[str] = (),
+        force: bool = False,
     ) -> None:
         self.name = name
         self.log = log
@@ -87,6 +88,7 @@ class Worker:
                 "0.5",
                 "--grace",
                 "20",
+                *(["--force"] if force else []),
             ],
             cwd=ROOT,
             env=dict(os.environ, PYTHONPATH=str(ROOT)),
