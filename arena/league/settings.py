@@ -44,6 +44,7 @@ _TOP_KEYS = (
     "opening_turns",
     "games",
     "time_control",
+    "clock",
     "limits",
     "matchmaking",
     "ratings",
@@ -98,8 +99,11 @@ opening_turns = 2
 games = ["papagra", "wrigglers", "stripes", "quadraphages", "hexaphage"]
 
 # the clock of every rated game: BASE+INCREMENT seconds, or a table (startup, base, increment,
-# move_time, margin)
+# move_time, margin, clock, wall_cap)
 time_control = "5+0.05"
+# what a reply is charged: "wall" (its wall time less the host's share) or "cpu" (the CPU time
+# the bot used, its wall time capped at wall_cap = 3 deadlines); docs/league.md says which to pick
+clock = "wall"
 
 # the ceiling for every bot: a manifest may ask for less, never for more
 [limits]
@@ -279,7 +283,7 @@ def settings_from_dict(
         reuse=c.boolean("reuse", data.get("reuse", False)),
         opening_turns=c.integer("opening_turns", data.get("opening_turns", 2), lo=0),
         games=_games(c, data.get("games"), root),
-        time_control=_time_control(c, tc),
+        time_control=_time_control(c, tc, clock=data.get("clock")),
         limits=_limits(c, data.get("limits", {})),
         matchmaking=_matchmaking(c, _sub(c, data, "matchmaking", _MATCHMAKING_KEYS)),
         official_every=official,
