@@ -114,7 +114,7 @@ def wall_cap_factor() -> float:
     """The CPU clock's wall-clock cap as a multiple of the deadline (docs/protocol.md §4)."""
     from arena.referee import clock
 
-    return float(getattr(clock, "WALL_CAP_FACTOR", 3.0))
+    return float(getattr(clock, "DEFAULT_WALL_CAP", 3.0))
 
 
 def make_bot(directory: Path) -> Path:
