@@ -152,12 +152,19 @@ def test_workers_count_their_host_stalls_and_a_stalling_worker_is_degraded(tmp_p
                 timeout=180,
             )
             h = row("healthy")
-            assert h is not None and h["stalls"] == 0 and h["stall_rate"] == 0.0
-            assert not h["degraded"]
+            # its games are recorded; a real host stall on this loaded machine would be
+            # counted too, and only its own: its count is the stalls voided on its attempts
+            own = q(
+                engine,
+                "SELECT count(*) FROM voids v JOIN attempts a ON a.game_id = v.game_id "
+                "AND a.attempt = v.attempt WHERE a.worker = 'healthy' AND v.kind = 'host_stall'",
+            )[0][0]
+            assert h is not None and h["stalls"] == own and not h["degraded"]
+            assert h["recent_stalls"] <= own and h["played"] >= 5
             page = server.get("/workers").text
             assert "stally</td>" in page and "degraded" in page and "(100.0%)" in page
             kinds = {k for (k,) in q(engine, "SELECT DISTINCT kind FROM voids")}
-            assert kinds == {"host_stall"}, kinds
+            assert kinds == {"host_stall"}, kinds  # the stub's, and any real one
             reasons = q(engine, "SELECT reason FROM voids LIMIT 1")
             assert reasons[0][0].startswith("HostStall: host_stall:")
             stalls_in_db = q(
