@@ -334,10 +334,14 @@ def main() -> int:
                     store, fig = run(data, load)
                     with store:
                         count(store, fig, "late")
-                    rate = 100 * fig.late_flagged / fig.late_replies if fig.late_replies else 0
+                    rate = (
+                        f"{100 * fig.late_flagged / fig.late_replies:6.1f}%"
+                        if fig.late_replies
+                        else "    n/a"  # every game ended (or was voided) before its turn
+                    )
                     print(
                         f"{clock:<5} {mode:<8} {load.label:<16} {fig.late_replies:>5} "
-                        f"{fig.late_flagged:>7} {rate:>6.1f}% {fig.false_forfeits:>5} "
+                        f"{fig.late_flagged:>7} {rate} {fig.false_forfeits:>5} "
                         f"{fig.stall_voids:>11} {fig.seconds:>6.1f} "
                         f"{fig.load[0]:>5.2f}>{fig.load[1]:<5.2f}",
                         flush=True,
