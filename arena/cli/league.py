@@ -67,6 +67,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     w.add_argument(
         "--concurrency", type=_positive_int, default=1, metavar="N", help="games at once (1)"
     )
+    w.add_argument(
+        "--force",
+        action="store_true",
+        help="play a concurrency above this machine's CPUs all the same (bots waiting for a "
+        "CPU may then lose on time)",
+    )
     w.add_argument("--name", help="this worker's name (default: HOST-PID)")
     w.add_argument(
         "--server", metavar="URL", help="the league server (default: the URL it published)"
@@ -392,6 +398,7 @@ def cmd_worker(args: argparse.Namespace) -> int:
         retry_wait=args.retry_wait,
         grace=args.grace,
         unsafe=args.unsafe,
+        force=args.force,
     )
     return run(config)
 

@@ -55,6 +55,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--max-games", type=int, default=2000, help="stop undecided after this many (2000)"
     )
     p.add_argument("-j", "--concurrency", type=int, default=0, help="games at once (all cores)")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="run a concurrency above the CPUs available all the same; bots waiting for a CPU "
+        "may then lose on time",
+    )
     p.add_argument("--seed", type=int, default=None, help="tournament seed (default: random)")
     p.add_argument("--opening-turns", type=int, default=2, help="random opening turns per pair (2)")
     p.add_argument("--openings", metavar="FILE", help="openings file (one opening per line)")
@@ -107,6 +113,7 @@ def build_config(args: argparse.Namespace) -> tuple[Any, list[str]]:
         "seed": seed,
         "rounds": rounds,
         "concurrency": args.concurrency,
+        "oversubscribe": args.force,
         "results": results,
         "bots": [_bot_entry(args.new, aliases[0]), _bot_entry(args.old, aliases[1])],
         "games": [{"name": g, "options": options} if options else g for g in games],

@@ -40,6 +40,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="games at once, 0 = one per core (overrides the config's concurrency)",
     )
     r.add_argument(
+        "--force",
+        action="store_true",
+        help="run a concurrency above the CPUs available all the same (the config's "
+        "oversubscribe = true); bots waiting for a CPU may then lose on time",
+    )
+    r.add_argument(
         "--drop-broken",
         action="store_true",
         help="play without the bots that cannot start (their games stay missing) instead of "
@@ -178,6 +184,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 f"got {args.database!r}"
             )
         config = dataclasses.replace(config, database=args.database)
+    if args.force:
+        config = dataclasses.replace(config, oversubscribe=True)
     if args.clock is not None:
         config = config.with_clock(args.clock)
     if args.quiet:

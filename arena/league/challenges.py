@@ -449,6 +449,7 @@ class Challenges:
         self, ch: Challenge, claim: store.Claim, match: dict[str, Any], bot: dict[str, Any]
     ) -> None:
         from arena.referee import RefereeFault, play_match
+        from arena.referee.match import HostStall
         from arena.sandbox import SandboxFault
         from arena.tournaments.worker import match_config, resolve_bot
 
@@ -467,6 +468,8 @@ class Challenges:
             kind = store.VoidKind.INTERNAL_ERROR
             if isinstance(e, SandboxFault | ArenaError):
                 kind = store.VoidKind.SANDBOX_FAULT
+            elif isinstance(e, HostStall):  # a RefereeFault: the host made the bot late
+                kind = store.VoidKind.HOST_STALL
             elif isinstance(e, RefereeFault):
                 kind = store.VoidKind.REFEREE_FAULT
             else:

@@ -10,6 +10,21 @@ capacity of the workers alive.
 A worker's failures are counted against the worker, never against a bot: an attempt a worker
 lost (it was killed, its machine vanished) is `lost` here and a `worker_lost` void on the game.
 Every function takes a Connection inside the caller's transaction, as in store.py.
+
+Host stalls (issue 19). A game the referee voids because the host, not a bot, made a reply late
+(`HostStall`: the bot was runnable but got no CPU, or the referee itself was kept waiting) says
+something about the machine that played it: a worker beside a noisy neighbour, on a throttled
+VM, or running more games than it has cores. Each game a worker ends is counted in the same
+transaction as its outcome: in all (`stalls`), and in `recent`, its last RECENT games as one
+character each (`s` a host stall, `.` any other end), so the stall rate shown is exactly "host
+stalls among its last RECENT games" and costs one row update per game. A worker whose stall
+rate over at least MIN_GAMES of those games is DEGRADED_RATE or more is **degraded**: the
+window keeps the mark while the stalls go on and drops it once RECENT healthy games have pushed
+them out. A degraded worker plays at most `degraded_slots(concurrency)` games at once (a job its
+other slots take goes back to the queue for a healthier worker; arena/league/worker.py), and the
+queue executor counts only those slots in the fleet's capacity. The server's own game slots
+(when it plays its games itself) are counted the same way, as the worker `SERVER_SLOTS`, which
+it registers and heartbeats while it serves; they are shown degraded, and keep playing.
 """
 
 from __future__ import annotations
@@ -28,9 +43,56 @@ from arena.referee.record import now_iso
 #: meta keys
 SERVER_URL = "server_url"
 WORKER_SECRET = "worker_secret"
+#: "true" when league.toml says `oversubscribe = true`: its workers may too
+OVERSUBSCRIBE = "oversubscribe"
 
 #: how an attempt ended, as `attempts.outcome`
 RECORDED, STALE, VOIDED, LOST = "recorded", "stale", "voided", "lost"
+
+#: the games a worker's stall rate is measured over (its last ones)
+RECENT = 50
+#: a worker is degraded when at least MIN_GAMES of its last RECENT games were played and
+#: DEGRADED_RATE or more of them were host stalls
+MIN_GAMES, DEGRADED_RATE = 20, 0.10
+#: `recent`'s marks
+STALL_MARK, GAME_MARK = "s", "."
+#: the worker row of the server's own game slots (a name `arena league worker` refuses)
+SERVER_SLOTS = "(server)"
+
+
+def stall_rate(recent: str) -> tuple[int, int, float]:
+    """(host stalls, games, their ratio) over a worker's recent games."""
+    games = len(recent)
+    stalls = recent.count(STALL_MARK)
+    return stalls, games, (stalls / games if games else 0.0)
+
+
+def is_degraded(recent: str) -> bool:
+    _, n, rate = stall_rate(recent)
+    return n >= MIN_GAMES and rate >= DEGRADED_RATE
+
+
+def degraded_slots(concurrency: int) -> int:
+    """The games a degraded worker plays at once: half its slots, at least one."""
+    return max(1, concurrency // 2)
+
+
+def game_ended(
+    conn: Connection, worker: str, column: str | None = None, stall: bool = False
+) -> None:
+    """Count a game a worker ended in its recent games, and in `column` (played, voided or
+    stale) for a league attempt (a tournament's game has none); one row update, in the
+    caller's transaction (the outcome's)."""
+    w = workers.c
+    keep = sa.case(
+        (sa.func.length(w.recent) >= RECENT, sa.func.substr(w.recent, 2)), else_=w.recent
+    )
+    values: dict[str, Any] = {"recent": keep + (STALL_MARK if stall else GAME_MARK)}
+    if column is not None:
+        values[column] = getattr(w, column) + 1
+    if stall:
+        values["stalls"] = w.stalls + 1
+    conn.execute(workers.update().where(w.name == worker).values(**values))
 
 
 def get_meta(conn: Connection, key: str) -> str | None:
@@ -88,14 +150,16 @@ def register(conn: Connection, name: str, host: str, pid: int, concurrency: int)
 RUNNING, OFFLINE, STOPPED = "running", "offline", "stopped"
 
 
-def heartbeat(conn: Connection, name: str, state: str = RUNNING) -> None:
+def heartbeat(conn: Connection, name: str, state: str = RUNNING) -> bool:
     """The worker is alive, and `running` or `offline` (it cannot fetch bots from the server,
-    so it takes no jobs)."""
-    conn.execute(
+    so it takes no jobs); whether it is degraded (it then plays fewer games at once)."""
+    recent = conn.execute(
         workers.update()
         .where(workers.c.name == name)
         .values(heartbeat_at=sa.func.now(), state=state)
-    )
+        .returning(workers.c.recent)
+    ).scalar()
+    return is_degraded(recent or "")
 
 
 def set_offline(conn: Connection, name: str, reason: str) -> None:
@@ -126,10 +190,18 @@ def begin_attempt(conn: Connection, game_id: int, attempt: int, worker: str) -> 
 
 
 def end_attempt(
-    conn: Connection, game_id: int, attempt: int, outcome: str, failure: str | None = None
+    conn: Connection,
+    game_id: int,
+    attempt: int,
+    outcome: str,
+    failure: str | None = None,
+    *,
+    stall: bool = False,
 ) -> None:
     """Close an attempt's log row and count it against the worker that claimed it. A result
-    arriving for an attempt already declared lost turns that row to `stale` (late, refused)."""
+    arriving for an attempt already declared lost turns that row to `stale` (late, refused).
+    `stall`: the attempt was voided as a host stall. A `lost` attempt is not one of the
+    worker's recent games (it never ended it)."""
     where = [attempts.c.game_id == game_id, attempts.c.attempt == attempt]
     if outcome != STALE:
         where.append(attempts.c.ended_at.is_(None))  # else closed already
@@ -142,10 +214,14 @@ def end_attempt(
     if worker is None:
         return  # closed already, or not claimed by a queue worker (the in-process executor)
     column = {RECORDED: "played", STALE: "stale"}.get(outcome, "voided")
-    values: dict[str, Any] = {column: getattr(workers.c, column) + 1}
+    if outcome != LOST:
+        game_ended(conn, worker, column, stall)
+        column = ""
+    values: dict[str, Any] = {column: getattr(workers.c, column) + 1} if column else {}
     if failure is not None:
         values.update(last_failure=failure[:2000], last_failure_at=now_iso())
-    conn.execute(workers.update().where(workers.c.name == worker).values(**values))
+    if values:
+        conn.execute(workers.update().where(workers.c.name == worker).values(**values))
 
 
 def attempt_worker(conn: Connection, game_id: int, attempt: int) -> str | None:
@@ -166,12 +242,19 @@ def _age(now: datetime, then: datetime) -> float:
 
 def live_capacity(conn: Connection, stale_after: float) -> int:
     """Game slots of the workers whose heartbeat is younger than `stale_after` seconds and that
-    take jobs (an offline worker does not)."""
+    take jobs (an offline worker does not; of a degraded worker, the slots it uses)."""
     now = conn.execute(sa.select(sa.func.now())).scalar_one()
+    w = workers.c
     rows = conn.execute(
-        sa.select(workers.c.concurrency, workers.c.heartbeat_at).where(workers.c.state == "running")
+        sa.select(w.concurrency, w.heartbeat_at, w.recent).where(
+            w.state == "running", w.name != SERVER_SLOTS
+        )
     )
-    return sum(c for c, hb in rows if _age(now, hb) < stale_after)
+    return sum(
+        degraded_slots(c) if is_degraded(recent) else c
+        for c, hb, recent in rows
+        if _age(now, hb) < stale_after
+    )
 
 
 def list_workers(conn: Connection, stale_after: float) -> list[dict[str, Any]]:
@@ -200,6 +283,8 @@ def list_workers(conn: Connection, stale_after: float) -> list[dict[str, Any]]:
         if state == "running" and age >= stale_after:
             state = "lost"
         mine = playing.get(r.name, []) if state in (RUNNING, OFFLINE) else []
+        stalls, n, rate = stall_rate(r.recent)
+        degraded = is_degraded(r.recent)
         out.append(
             {
                 "name": r.name,
@@ -214,6 +299,15 @@ def list_workers(conn: Connection, stale_after: float) -> list[dict[str, Any]]:
                 "played": r.played,
                 "voided": r.voided,
                 "stale": r.stale,
+                "stalls": r.stalls,
+                "recent_games": n,
+                "recent_stalls": stalls,
+                "stall_rate": round(rate, 4),
+                "degraded": degraded,
+                # the server's own slots are shown degraded but keep their concurrency
+                "slots": degraded_slots(r.concurrency)
+                if degraded and r.name != SERVER_SLOTS
+                else r.concurrency,
                 "last_failure": neutral_paths(r.last_failure) if r.last_failure else None,
                 "last_failure_at": r.last_failure_at,
             }

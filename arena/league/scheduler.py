@@ -21,7 +21,7 @@ from dataclasses import dataclass
 import sqlalchemy as sa
 import trio
 
-from arena.league import store
+from arena.league import fleet, store
 from arena.league.backoff import Backoff
 from arena.league.executors.base import GameJob, JobSource, Outcome, job_from_claim
 from arena.league.settings import LeagueSettings, Matchmaking
@@ -115,6 +115,9 @@ class Scheduler(JobSource):
         self.on_recorded: Callable[[], None] = lambda: None
         self.stale = 0
         self.voided = 0
+        #: the fleet row the outcomes recorded here count against (`fleet.SERVER_SLOTS` when
+        #: the server plays its games itself: their host stalls; None counts nothing)
+        self.slots_worker: str | None = None
         self._played: dict[str, int] | None = None
         self._played_at = 0.0
 
@@ -172,20 +175,26 @@ class Scheduler(JobSource):
     def _record_in(self, conn, outcome: Outcome) -> bool:
         job = outcome.job
         if outcome.record is not None:
-            return store.record_result(
+            ok = store.record_result(
                 conn, job.game_id, job.attempt, outcome.record, outcome.record_json
             )
-        assert outcome.void is not None
-        wait = self.backoff.after(outcome.void, job.attempt, self.jitter)
-        return store.void_attempt(
-            conn,
-            job.game_id,
-            job.attempt,
-            outcome.void,
-            outcome.reason,
-            self.settings.max_attempts,
-            retry_at=store.iso_at(self.clock() + wait) if wait > 0 else None,
-        )
+        else:
+            assert outcome.void is not None
+            wait = self.backoff.after(outcome.void, job.attempt, self.jitter)
+            ok = store.void_attempt(
+                conn,
+                job.game_id,
+                job.attempt,
+                outcome.void,
+                outcome.reason,
+                self.settings.max_attempts,
+                retry_at=store.iso_at(self.clock() + wait) if wait > 0 else None,
+            )
+        if self.slots_worker is not None and outcome.void != store.VoidKind.SERVER_STOPPED:
+            column = "stale" if not ok else "played" if outcome.record is not None else "voided"
+            stall = outcome.void == store.VoidKind.HOST_STALL
+            fleet.game_ended(conn, self.slots_worker, column, stall)
+        return ok
 
     def _claim_next(self) -> tuple[store.Claim | None, float]:
         """A claim, or None and the seconds until a queued game's backoff ends (inf: none)."""

@@ -15,7 +15,9 @@ workers go on recording while it is away.
 
 from __future__ import annotations
 
+import os
 import signal
+import socket
 import sys
 from collections.abc import Awaitable, Callable
 from functools import partial
@@ -24,17 +26,21 @@ import trio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve as hypercorn_serve
 
-from arena.league import store
+from arena.league import fleet, store
 from arena.league.executors.base import Executor
 from arena.league.executors.inprocess import InProcessExecutor
 from arena.league.migrations import check_current
 from arena.league.scheduler import Scheduler
 from arena.league.service import League
-from arena.league.settings import LeagueSettings
+from arena.league.settings import SETTINGS_NAME, LeagueSettings
 from arena.league.web.app import create_app
 from arena.league.web.bodies import bounded_bodies
+from arena.oversubscription import check_concurrency
 
 ASGIApp = Callable[[dict, Callable, Callable], Awaitable[None]]
+
+#: seconds between heartbeats of the server's own game slots (`fleet.SERVER_SLOTS`)
+HEARTBEAT = 5.0
 
 
 def hypercorn_config(host: str, port: int) -> HypercornConfig:
@@ -90,10 +96,18 @@ async def serve(
         await trio.to_thread.run_sync(check_current, db.engine)
         league = League(settings, db)
         executor = executor or InProcessExecutor(settings.concurrency, live=league.live)
+        if executor.plays_here:
+            check_concurrency(
+                settings.concurrency,
+                insist=settings.oversubscribe,
+                way_out=f"set oversubscribe = true in {settings.root / SETTINGS_NAME}",
+            )
         league.live.local = executor.plays_here
         if executor.plays_here:
             await trio.to_thread.run_sync(_recover, league)
         scheduler = Scheduler(db, settings)
+        if executor.plays_here:  # the server's slots count their games as a worker does
+            scheduler.slots_worker = fleet.SERVER_SLOTS
         token = trio.lowlevel.current_trio_token()
         league.on_activated = lambda: token.run_sync_soon(scheduler.wake)
         scheduler.on_recorded = league.cache.changed
@@ -111,6 +125,8 @@ async def serve(
                 executor.serving(binds)
                 await nursery.start(executor.run, scheduler)
                 nursery.start_soon(_refit_official, league)
+                if executor.plays_here:
+                    nursery.start_soon(_heartbeats, league)
                 nursery.start_soon(league.run_validations)
                 if on_ready is not None:
                     on_ready(binds)
@@ -125,6 +141,7 @@ async def serve(
                     await trio.to_thread.run_sync(
                         _void_in_flight, league, store.VoidKind.SERVER_STOPPED, "the server stopped"
                     )
+                    await trio.to_thread.run_sync(_slots_stopped, league)
     finally:
         db.dispose()
 
@@ -133,6 +150,27 @@ def _recover(league: League) -> None:
     n = _void_in_flight(league, store.VoidKind.SERVER_STOPPED, "the server was killed")
     if n:
         print(f"arena league: replaying {n} game(s) in flight at the last stop", file=sys.stderr)
+    with league.db.write() as conn:  # the server's own slots, in the fleet (their stalls)
+        fleet.register(
+            conn, fleet.SERVER_SLOTS, socket.gethostname(), os.getpid(), league.settings.concurrency
+        )
+
+
+async def _heartbeats(league: League) -> None:
+    """The server's slots beat like a worker, so the fleet shows them running."""
+    while True:
+        await trio.sleep(HEARTBEAT)
+        await trio.to_thread.run_sync(_beat, league)
+
+
+def _beat(league: League) -> None:
+    with league.db.write() as conn:
+        fleet.heartbeat(conn, fleet.SERVER_SLOTS)
+
+
+def _slots_stopped(league: League) -> None:
+    with league.db.write() as conn:
+        fleet.stopped(conn, fleet.SERVER_SLOTS)
 
 
 def _void_in_flight(league: League, kind: store.VoidKind, reason: str) -> int:

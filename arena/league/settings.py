@@ -37,6 +37,7 @@ _TOP_KEYS = (
     "database",
     "listen",
     "concurrency",
+    "oversubscribe",
     "isolation",
     "max_attempts",
     "reuse",
@@ -76,6 +77,10 @@ listen = "127.0.0.1:8000"
 
 # games played at once (one referee worker process each)
 concurrency = 2
+
+# a concurrency above this machine's CPUs is refused (bots waiting for a CPU would lose on time
+# they did not use); true runs it anyway, here and on every 'arena league worker'
+oversubscribe = false
 
 # how bots are confined: "process" (full confinement when the server runs as root) or "docker"
 isolation = "process"
@@ -181,6 +186,9 @@ class LeagueSettings:
     host: str = "127.0.0.1"
     port: int = 8000
     concurrency: int = 2
+    #: play a concurrency above the CPUs available all the same (arena/oversubscription.py),
+    #: here and on the workers, who read it from the database
+    oversubscribe: bool = False
     isolation: str = "process"
     max_attempts: int = 3
     #: bot sessions (docs/protocol.md): a slot keeps a bot's process for its next game
@@ -269,6 +277,7 @@ def settings_from_dict(
         host=host,
         port=port,
         concurrency=c.integer("concurrency", data.get("concurrency", 2), lo=1),
+        oversubscribe=c.boolean("oversubscribe", data.get("oversubscribe", False)),
         isolation=isolation,
         max_attempts=c.integer("max_attempts", data.get("max_attempts", 3), lo=1),
         reuse=c.boolean("reuse", data.get("reuse", False)),

@@ -166,9 +166,14 @@ class Slot:
         else:
             kind, payload = "error", {"message": reply.get("message"), "user": reply.get("user")}
 
+        stall = kind == "void" and store.void_kind_of(payload) == store.VoidKind.HOST_STALL
+
         def insert() -> bool:
             with self.db.write() as conn:
-                return tourjobs.record(conn, run, game_id, attempt, kind, payload, self.worker)
+                ok = tourjobs.record(conn, run, game_id, attempt, kind, payload, self.worker)
+                if ok:  # the worker's stall rate counts its tournament games too
+                    fleet.game_ended(conn, self.worker, stall=stall)
+                return ok
 
         ok = await trio.to_thread.run_sync(insert)
         if ok:
@@ -274,7 +279,12 @@ class Slot:
                     retry_at=store.iso_at(time.time() + wait) if wait > 0 else None,
                 )
                 fleet.end_attempt(
-                    conn, claim.game_id, claim.attempt, fleet.VOIDED if ok else fleet.STALE, reason
+                    conn,
+                    claim.game_id,
+                    claim.attempt,
+                    fleet.VOIDED if ok else fleet.STALE,
+                    reason,
+                    stall=kind == store.VoidKind.HOST_STALL,
                 )
                 state = conn.execute(
                     sa.select(store.games.c.state).where(store.games.c.id == claim.game_id)
@@ -310,11 +320,7 @@ async def _play(request: dict[str, Any], sessions: SessionPool | None) -> dict[s
 
 def _void_kind(reply: dict[str, Any]) -> tuple[store.VoidKind, str]:
     reason = str(reply.get("reason") or reply.get("message") or f"unexpected reply {reply!r}")
-    if reason.startswith("SandboxFault"):
-        return store.VoidKind.SANDBOX_FAULT, reason
-    if reason.startswith("RefereeFault"):
-        return store.VoidKind.REFEREE_FAULT, reason
-    return store.VoidKind.INTERNAL_ERROR, reason
+    return store.void_kind_of(reason), reason
 
 
 async def main() -> None:

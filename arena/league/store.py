@@ -77,6 +77,26 @@ class VoidKind(StrEnum):
     INTERNAL_ERROR = "internal_error"
     SERVER_STOPPED = "server_stopped"
     ARCHIVE_FAULT = "archive_fault"  # a worker could not fetch or verify a bot's archive
+    #: the referee voided the game: the host, not a bot, made a reply late (`HostStall`,
+    #: docs/protocol.md); counted against the worker that played it (arena/league/fleet.py)
+    HOST_STALL = "host_stall"
+
+
+#: the fault class a referee worker names at the start of a void's reason, by void kind; a
+#: `HostStall` is a `RefereeFault`, named by its own class
+_FAULT_KINDS = (
+    ("HostStall", VoidKind.HOST_STALL),
+    ("SandboxFault", VoidKind.SANDBOX_FAULT),
+    ("RefereeFault", VoidKind.REFEREE_FAULT),
+)
+
+
+def void_kind_of(reason: str) -> VoidKind:
+    """The void kind of a referee worker's void reason (`f"{type(e).__name__}: {e}"`)."""
+    for prefix, kind in _FAULT_KINDS:
+        if reason.startswith(prefix):
+            return kind
+    return VoidKind.INTERNAL_ERROR
 
 
 class VersionState(StrEnum):
@@ -279,6 +299,10 @@ workers = Table(
     Column("stale", Integer, nullable=False, default=0),
     Column("last_failure", Text),
     Column("last_failure_at", String(32)),
+    #: games voided as host stalls (`VoidKind.HOST_STALL`), in all
+    Column("stalls", Integer, nullable=False, default=0, server_default="0"),
+    #: its last games, oldest first: `s` a host stall, `.` any other end (fleet.RECENT kept)
+    Column("recent", String(64), nullable=False, default="", server_default=""),
 )
 
 # One row per attempt a worker claimed: what each worker is playing, and how each attempt ended

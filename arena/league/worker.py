@@ -28,6 +28,12 @@ worker secret) is not a game's fault: the job that found out gives its game back
 is retried after `retry_wait` seconds, by whichever worker takes it; this worker logs why, shows
 `offline` (and why) in the workers table, stops taking jobs (the games in play finish), looks
 for the server every few seconds, and takes jobs again once it answers.
+
+A worker whose games keep being voided as host stalls (its machine makes replies late; see
+arena/league/fleet.py) is told so by its heartbeat and plays fewer games at once while it is
+degraded: a job one of its other slots takes goes straight back to the queue (`Deferred`,
+retried after `retry_wait`, by whichever worker takes it first), before the game is claimed,
+so nothing is voided or counted.
 """
 
 from __future__ import annotations
@@ -42,6 +48,7 @@ import signal
 import socket
 import subprocess
 import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -51,6 +58,7 @@ from procrastinate import exceptions as pq_exceptions
 
 from arena.errors import ArenaError
 from arena.league import fleet, queue, store, tourjobs
+from arena.oversubscription import check_concurrency
 
 _ROOT = str(Path(__file__).resolve().parents[2])
 
@@ -68,6 +76,7 @@ class WorkerConfig:
     retry_wait: float = 1.0  # seconds before a failed job is tried again
     grace: float = 30.0  # seconds games in play may finish after SIGTERM
     unsafe: bool = False  # play even if this machine cannot confine bots
+    force: bool = False  # play a concurrency above this machine's CPUs (oversubscription)
 
     def worker_name(self) -> str:
         return self.name or f"{socket.gethostname()}-{os.getpid()}"
@@ -119,6 +128,34 @@ class Availability:
 
 class SlotLost(Exception):
     """The slot process died or failed mid-job: the retry voids its attempt and replays."""
+
+
+class Deferred(Exception):
+    """A degraded worker took a job beyond the games it plays at once: back to the queue."""
+
+
+@dataclass
+class Gate:
+    """How many games this worker plays at once: all its slots, or fewer while its heartbeat
+    says it is degraded (`fleet.degraded_slots`). One asyncio loop: no lock needed."""
+
+    concurrency: int
+    degraded: bool = False
+    playing: int = 0
+
+    @property
+    def limit(self) -> int:
+        return fleet.degraded_slots(self.concurrency) if self.degraded else self.concurrency
+
+    @contextlib.contextmanager
+    def game(self, what: str) -> Iterator[None]:
+        if self.playing >= self.limit:
+            raise Deferred(f"{what}: degraded, this worker plays {self.limit} game(s) at once")
+        self.playing += 1
+        try:
+            yield
+        finally:
+            self.playing -= 1
 
 
 class SlotProcess:
@@ -239,6 +276,8 @@ def run(config: WorkerConfig) -> int:
     """Run the worker until SIGINT/SIGTERM (blocking)."""
     if not queue.is_postgres(config.database):
         raise ArenaError("a league worker needs the league's PostgreSQL database (--database)")
+    if config.worker_name() == fleet.SERVER_SLOTS:
+        raise ArenaError(f"--name: {fleet.SERVER_SLOTS!r} names the server's own game slots")
     logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s")
     asyncio.run(_main(config))
     return 0
@@ -265,6 +304,12 @@ def _prepare(config: WorkerConfig, name: str) -> dict[str, Any]:
             secret = fleet.worker_secret(conn)
             server = config.server or fleet.get_meta(conn, fleet.SERVER_URL)
             isolation = fleet.get_meta(conn, "isolation") or "process"
+            insist = config.force or fleet.get_meta(conn, fleet.OVERSUBSCRIBE) == "true"
+        check_concurrency(
+            config.concurrency,
+            insist=insist,
+            way_out="pass --force (or set oversubscribe = true in the league's league.toml)",
+        )
         problem = confinement_problem(isolation)
         if problem and not config.unsafe:
             raise ArenaError(f"{problem}; refusing to play (--unsafe plays anyway)")
@@ -321,6 +366,7 @@ def _loop_errors(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> No
 async def _main(config: WorkerConfig) -> None:
     asyncio.get_running_loop().set_exception_handler(_loop_errors)
     name = config.worker_name()
+    gate = Gate(config.concurrency)
     swept = await asyncio.to_thread(sweep_leftovers, config.cache.expanduser())
     if swept:
         _log("removed leftovers of a dead worker: " + ", ".join(swept))
@@ -339,10 +385,11 @@ async def _main(config: WorkerConfig) -> None:
         name=queue.TASK,
         queue=queue.QUEUE,
         pass_context=True,
-        retry=JobRetry((Replay, SlotLost, Offline), max(0.0, config.retry_wait)),
+        retry=JobRetry((Replay, SlotLost, Offline, Deferred), max(0.0, config.retry_wait)),
     )
     async def play_game(context: Any, game_id: int, params: dict[str, Any]) -> None:
-        reply = await pool.request({"type": "play", "game_id": game_id, "params": params})
+        with gate.game(f"game {game_id}"):
+            reply = await pool.request({"type": "play", "game_id": game_id, "params": params})
         status = reply.get("status")
         if status == "offline":
             if not available.offline.is_set():
@@ -361,13 +408,14 @@ async def _main(config: WorkerConfig) -> None:
         name=tourjobs.TASK,
         queue=queue.QUEUE,
         retry=procrastinate.RetryStrategy(
-            retry_exceptions={SlotLost}, wait=int(max(0, config.retry_wait))
+            retry_exceptions={SlotLost, Deferred}, wait=int(max(0, config.retry_wait))
         ),
     )
     async def play_tournament_game(run: str, game_id: str, attempt: int, job: dict) -> None:
         """One attempt of a local tournament's game (arena/league/tourjobs.py)."""
         msg = {"type": "tplay", "run": run, "game_id": game_id, "attempt": attempt, "job": job}
-        reply = await pool.request(msg)
+        with gate.game(f"tournament game {game_id}"):
+            reply = await pool.request(msg)
         if reply.get("status") == "error":
             raise SlotLost(f"tournament game {game_id}: {reply.get('detail')}")
         if reply.get("status") == "stale":
@@ -377,7 +425,7 @@ async def _main(config: WorkerConfig) -> None:
     try:
         async with app.open_async():
             tasks = [
-                asyncio.create_task(_heartbeats(db, name, config.heartbeat, available)),
+                asyncio.create_task(_heartbeats(db, name, config.heartbeat, available, gate)),
                 asyncio.create_task(_sweep_stalled(app, config)),
             ]
             try:
@@ -493,9 +541,10 @@ def _set_offline(db: store.Database, name: str, reason: str) -> None:
         fleet.set_offline(conn, name, reason)
 
 
-def _beat(db: store.Database, name: str, state: str) -> None:
+def _beat(db: store.Database, name: str, state: str) -> bool:
+    """Beat; whether the worker is degraded."""
     with db.write() as conn:
-        fleet.heartbeat(conn, name, state)
+        return fleet.heartbeat(conn, name, state)
 
 
 def _stopped(db: store.Database, name: str) -> None:
@@ -503,12 +552,23 @@ def _stopped(db: store.Database, name: str) -> None:
         fleet.stopped(conn, name)
 
 
-async def _heartbeats(db: store.Database, name: str, every: float, available: Availability) -> None:
+async def _heartbeats(
+    db: store.Database, name: str, every: float, available: Availability, gate: Gate
+) -> None:
     while True:
         try:
-            await asyncio.to_thread(_beat, db, name, available.state)
+            degraded = await asyncio.to_thread(_beat, db, name, available.state)
         except Exception as e:  # the database is away: keep trying, the games go on
             _log(f"heartbeat failed: {str(e).splitlines()[0]}")
+        else:
+            if degraded != gate.degraded:
+                gate.degraded = degraded
+                _log(
+                    f"degraded: host stalls in {fleet.DEGRADED_RATE:.0%} or more of its last "
+                    f"games; playing at most {gate.limit} game(s) at once"
+                    if degraded
+                    else f"no longer degraded: playing up to {gate.limit} game(s) at once"
+                )
         await asyncio.sleep(every)
 
 

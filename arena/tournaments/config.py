@@ -23,6 +23,7 @@ from typing import Any
 
 from arena.errors import ArenaError
 from arena.games.base import MAX_TURNS
+from arena.oversubscription import available_cpus
 from arena.referee.clock import CLOCKS, TimeControl, TimeControlError
 from arena.sandbox import Limits, LimitsError
 from arena.tournaments.sprt import SprtError, SprtParams
@@ -36,6 +37,7 @@ _TOP_KEYS = (
     "seed",
     "rounds",
     "concurrency",
+    "oversubscribe",
     "pin_cores",
     "isolation",
     "results",
@@ -143,7 +145,9 @@ class TournamentConfig:
     results: Path
     seed: int = 0
     rounds: int = 1
-    concurrency: int = field(default_factory=lambda: os.cpu_count() or 1)
+    concurrency: int = field(default_factory=available_cpus)
+    #: run a concurrency above the CPUs available all the same (arena/oversubscription.py)
+    oversubscribe: bool = False
     pin_cores: bool = False
     isolation: str | None = None
     max_attempts: int = 3
@@ -231,6 +235,7 @@ class TournamentConfig:
             "seed": self.seed,
             "rounds": self.rounds,
             "concurrency": self.concurrency,
+            "oversubscribe": self.oversubscribe,
             "pin_cores": self.pin_cores,
             "isolation": self.isolation,
             "max_attempts": self.max_attempts,
@@ -540,10 +545,10 @@ def config_from_dict(
         raise c.fail("seed", f"must be at most {SEED_MAX} (2^63-1), got {seed}")
     rounds = c.integer("rounds", data.get("rounds", 1), lo=1, hi=MAX_ROUNDS)
     conc = data.get("concurrency", 0)
-    conc = c.integer("concurrency", conc, lo=0) or (os.cpu_count() or 1)
+    conc = c.integer("concurrency", conc, lo=0) or available_cpus()
     if concurrency is not None:
         # the caller's (the -j flag's) value, checked by the caller: 0 is all cores, as here
-        conc = concurrency or (os.cpu_count() or 1)
+        conc = concurrency or available_cpus()
     pin = c.boolean("pin_cores", data.get("pin_cores", False))
     isolation = data.get("isolation")
     if isolation is not None and isolation not in ISOLATIONS:
@@ -585,6 +590,7 @@ def config_from_dict(
         seed=seed,
         rounds=rounds,
         concurrency=conc,
+        oversubscribe=c.boolean("oversubscribe", data.get("oversubscribe", False)),
         pin_cores=pin,
         isolation=isolation,
         max_attempts=max_attempts,

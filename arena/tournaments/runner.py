@@ -35,6 +35,7 @@ from typing import Any
 import trio
 
 from arena.errors import ArenaError
+from arena.oversubscription import check_concurrency
 from arena.tournaments.config import ConfigError, TournamentConfig
 from arena.tournaments.formats import format_of
 from arena.tournaments.openings import pick
@@ -649,9 +650,11 @@ async def run_tournament(
 ) -> RunOutcome:
     """Play every game of the schedule that the results file does not hold yet.
 
-    Every bot is checked once first (`check_startable`: build, program, image): one that
-    cannot start is an ArenaError before any game, or with `drop_broken` it is out of this
-    run: its games are skipped (still missing, played by a later run once it is fixed).
+    A concurrency above the CPUs available is refused before anything starts, unless the config
+    insists (`oversubscribe`; arena/oversubscription.py). Every bot is checked once first
+    (`check_startable`: build, program, image): one that cannot start is an ArenaError before
+    any game, or with `drop_broken` it is out of this run: its games are skipped (still
+    missing, played by a later run once it is fixed).
 
     With `handle_signals`, SIGINT and SIGTERM stop the run cleanly: games in play are
     abandoned (their bots killed, nothing recorded), finished ones are all committed, and the
@@ -663,6 +666,12 @@ async def run_tournament(
         from arena.tournaments.remote import check_sendable
 
         check_sendable(config.bots)
+    else:  # the league's workers guard their own CPUs; games played here need ours
+        check_concurrency(
+            config.concurrency,
+            insist=config.oversubscribe,
+            way_out="pass --force (or set oversubscribe = true in the config)",
+        )
     specs = await trio.to_thread.run_sync(load_bot_specs, config)
     broken = await check_bots(specs, config.isolation)
     if broken and not drop_broken:

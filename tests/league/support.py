@@ -252,9 +252,12 @@ def add_slow_bots(directory: Path, delay: float, owner: str = "op") -> None:
 class Server:
     """A real `arena league serve` process on a free loopback port."""
 
-    def __init__(self, directory: Path, *extra: str) -> None:
+    def __init__(self, directory: Path, *extra: str, env: dict[str, str] | None = None) -> None:
+        """`env`: added to the server's environment (a PYTHONPATH in it goes first)."""
         self.directory = directory
-        env = dict(os.environ, PYTHONPATH=str(ROOT))
+        added = env or {}
+        env = dict(os.environ, **added)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (added.get("PYTHONPATH"), str(ROOT)) if p)
         self.stderr = open(directory / "serve.err", "ab")  # noqa: SIM115
         self.proc = subprocess.Popen(
             [

@@ -60,6 +60,8 @@ class Worker:
         concurrency: int = 2,
         wrap: Sequence[str] = (),
         extra: Sequence[str] = (),
+        force: bool = False,
+        env: dict[str, str] | None = None,
     ) -> None:
         self.name = name
         self.log = log
@@ -89,9 +91,10 @@ class Worker:
                 "--grace",
                 "20",
                 *extra,
+                *(["--force"] if force else []),
             ],
             cwd=ROOT,
-            env=dict(os.environ, PYTHONPATH=str(ROOT)),
+            env=_env(env),
             stdout=self.out,
             stderr=self.out,
         )
@@ -109,6 +112,15 @@ class Worker:
 
     def slot_pids(self) -> list[int]:
         return [p for p, env in _environs() if f"ARENA_LEAGUE_WORKER={self.name}" in env]
+
+
+def _env(extra: dict[str, str] | None) -> dict[str, str]:
+    """The worker's environment: this checkout first on PYTHONPATH, after any `extra` path."""
+    env = dict(os.environ, **(extra or {}))
+    env["PYTHONPATH"] = os.pathsep.join(
+        p for p in ((extra or {}).get("PYTHONPATH"), str(ROOT)) if p
+    )
+    return env
 
 
 def _environs() -> Iterator[tuple[int, str]]:

@@ -20,7 +20,7 @@ import trio
 
 from arena.league.executors.base import Executor, GameJob, JobSource, Outcome
 from arena.league.live import LiveGames
-from arena.league.store import VoidKind
+from arena.league.store import VoidKind, void_kind_of
 from arena.tournaments.runner import WorkerDied, WorkerProcess
 from arena.tournaments.worker import record_text
 
@@ -102,8 +102,4 @@ def _outcome(job: GameJob, reply: dict, line: bytes = b"") -> Outcome:
     if kind == "record":
         return Outcome(job, record=reply["record"], record_json=record_text(reply, line))
     reason = str(reply.get("reason") or reply.get("message") or f"unexpected reply {kind!r}")
-    if reason.startswith("SandboxFault"):
-        return Outcome(job, void=VoidKind.SANDBOX_FAULT, reason=reason)
-    if reason.startswith("RefereeFault"):
-        return Outcome(job, void=VoidKind.REFEREE_FAULT, reason=reason)
-    return Outcome(job, void=VoidKind.INTERNAL_ERROR, reason=reason)
+    return Outcome(job, void=void_kind_of(reason), reason=reason)

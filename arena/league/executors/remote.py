@@ -86,6 +86,7 @@ class QueueExecutor(Executor):
             fleet.worker_secret(conn)
             fleet.set_meta(conn, "stalled_after", str(self.stalled_after))
             fleet.set_meta(conn, "isolation", self.settings.isolation)
+            fleet.set_meta(conn, fleet.OVERSUBSCRIBE, str(self.settings.oversubscribe).lower())
             if self.public_url:
                 fleet.set_meta(conn, fleet.SERVER_URL, self.public_url)
 

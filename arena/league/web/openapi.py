@@ -220,6 +220,12 @@ SCHEMAS["Worker"] = _obj(
         "played": _INT,
         "voided": _INT,
         "stale": _INT,
+        "stalls": _INT,
+        "recent_games": _INT,
+        "recent_stalls": _INT,
+        "stall_rate": _NUM,
+        "degraded": {"type": "boolean"},
+        "slots": _INT,
         "last_failure": _nullable("string"),
         "last_failure_at": _nullable("string"),
     }
@@ -430,8 +436,11 @@ PATHS: dict[str, Any] = {
     },
     "/api/v1/workers": {
         "get": _op(
-            "the workers: state, games in play, load, games played/voided/stale, last failure;"
-            " the job queue's counts",
+            "the workers: state, games in play, load, games played/voided/stale, host stalls"
+            " (`stalls` in all; `stall_rate` = `recent_stalls` / `recent_games`, its last 50"
+            " games; `degraded` at 10% or more over at least 20 of them, when it plays `slots`"
+            " games at once, half its `concurrency`), last failure; the job queue's counts."
+            " `(server)` is the server's own game slots",
             "Workers",
         )
     },

@@ -2,7 +2,10 @@
 
 `GET /api/v1/workers` (public, like the queue) lists every worker with its state (running, lost:
 no heartbeat for `stalled_after` seconds, stopped), the games it is playing, its load and its
-counts of games played, voided and stale, its last failure, and the job queue's counts.
+counts of games played, voided and stale, its host stalls (in all, and its stall rate over its
+recent games, with `degraded` and the slots it uses: arena/league/fleet.py), its last failure,
+and the job queue's counts. The server's own game slots, when it plays games itself, are the
+worker `(server)`.
 `GET /workers` is the same as a page in the site's layout, every value escaped.
 
 `GET /api/v1/worker/archives/{sha256}` serves a version's archive to workers. Archives are the
@@ -72,7 +75,16 @@ async def workers_page(request: Request) -> Response:
 
     await current_user(request)
     data = await fleet_status(_league(request))
-    return render(request, "workers.html", title="Workers", **data)
+    return render(
+        request,
+        "workers.html",
+        title="Workers",
+        recent=fleet.RECENT,
+        min_games=fleet.MIN_GAMES,
+        degraded_rate=fleet.DEGRADED_RATE,
+        server_slots=fleet.SERVER_SLOTS,
+        **data,
+    )
 
 
 def worker_routes() -> list[Route]:
