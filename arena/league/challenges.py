@@ -52,6 +52,7 @@ from arena.league.settings import play_clock_problem
 from arena.referee.clock import TimeControl, TimeControlError
 from arena.referee.human import HumanIO, HumanPlayer
 from arena.referee.match import TurnEvent
+from arena.referee.record import reason_text
 from arena.viewer.replay import action_cells
 
 #: how many unread lines the page may send ahead (more are dropped: a person clicks slowly)
@@ -215,9 +216,10 @@ class BrowserIO(HumanIO):
         elif kind == "help":
             self._update(message=event["text"], error=False)
         elif kind == "end":
-            self.finish(
-                {k: event.get(k) for k in ("result", "winner", "reason", "detail", "scores", "you")}
-            )
+            keys = ("result", "winner", "reason", "detail", "scores", "you")
+            result = {k: event.get(k) for k in keys}
+            result["reason_text"] = reason_text(event.get("reason"))  # what the page shows
+            self.finish(result)
 
     def finish(self, result: dict[str, Any] | None, message: str = "") -> None:
         """The game is over: `result` as the end message has it, or None when the platform

@@ -139,7 +139,7 @@ def test_the_leaderboard_shows_ratings_owners_forfeits_and_a_chart(client, world
     by_bot = {r[1]: r for r in rows}
     # the fourth game: strong in seat 0 won on time, random-py forfeited
     loser = "random-py"
-    assert by_bot[loser][-1] == "1 (time 1)"
+    assert by_bot[loser][-1] == "1 (out of time 1)"  # the reason code in words
     assert by_bot[loser][6] == "5" and by_bot["strong"][6] == "5"
     assert "<svg" in html and "polyline" in html and "strong v1" in html
     assert client.get("/leaderboard").text.count('href="/leaderboard/') == 2
@@ -270,25 +270,33 @@ def test_owners_and_admins_see_logs_others_do_not(client, world):
 
 
 def test_retire_and_reactivate_need_the_owner_and_a_csrf_token(client, world):
-    def post(action: str, csrf: str | None = None) -> object:
+    def post(action: str, csrf: str | None = None, confirm: bool = True) -> object:
         page = client.get("/bots/random-py").text
         token = csrf or (csrf_of(page) if 'name="csrf"' in page else "x")
-        return client.post(
-            "/bots/random-py/retire",
-            data={"csrf": token, "action": action},
-            follow_redirects=False,
-        )
+        data = {"csrf": token, "action": action, **({"confirm": "yes"} if confirm else {})}
+        return client.post("/bots/random-py/retire", data=data, follow_redirects=False)
 
     assert post("retire").status_code == 303  # a visitor: to the login form
     login(client, world.bob_token)
     assert post("retire").status_code == 403
+    assert client.get("/bots/random-py/retire").status_code == 403
     login(client, world.alice_token)
     assert post("retire", csrf="forged").status_code == 403
     assert "Retire this bot" in client.get("/bots/random-py").text
+    # retiring asks first: without the box ticked nothing changes, and the page asks again
+    confirm_page = client.get("/bots/random-py/retire")
+    assert confirm_page.status_code == 200 and 'name="confirm"' in confirm_page.text
+    unconfirmed = post("retire", confirm=False)
+    assert unconfirmed.status_code == 422 and "Tick the box" in unconfirmed.text
+    board = world.league.read_sync(store.leaderboard, "stripes", limit=9, offset=0)
+    assert sorted(r["bot"] for r in board) == ["random-py", "strong"]
     resp = post("retire")
     assert resp.status_code == 303 and resp.headers["location"] == "/bots/random-py"
     html = client.get("/bots/random-py").text
     assert "retired" in html and "Reactivate this bot" in html
+    # its version reads retired, not disabled (an admin's word)
+    versions = cells(html, "versions")
+    assert versions[0][1] == "retired", versions
     board = world.league.read_sync(store.leaderboard, "stripes", limit=9, offset=0)
     assert [r["bot"] for r in board] == ["strong"]
     assert post("reactivate").status_code == 303
