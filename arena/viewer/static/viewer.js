@@ -342,8 +342,8 @@
       resultBox.classList.toggle("arena-at-end", pos === n - 1);
       root.setAttribute("data-step", String(pos));
       if (keepHash && window.history && window.history.replaceState) {
-        var mark = "#step=" + pos;
-        if (window.location.hash !== mark) window.history.replaceState(null, "", mark);
+        var address = "#step=" + pos;
+        if (window.location.hash !== address) window.history.replaceState(null, "", address);
       }
     }
 
