@@ -378,3 +378,33 @@ def test_any_sort_shows_the_same_rows_with_the_ratings_ranks(world, sort, descen
     known = [r for r in base if r[sort] is not None]
     expected = sorted(known, key=lambda r: r[sort], reverse=descending)
     assert rows == expected + [r for r in base if r[sort] is None]
+
+
+def test_home_and_live_count_the_same_games_in_flight(client, world):
+    """A game claimed but not started yet (a slot claims its next game ahead) is in flight on
+    both pages or on neither: one definition, one query (store.in_flight)."""
+    assert "0 in flight" in client.get("/").text
+    assert "No game is being played right now" in client.get("/live").text
+    with world.db.write() as conn:
+        assert store.claim_game(conn, world.queued) is not None
+    world.league.cache.changed()  # what the pages read was cached before the claim
+    home, live = client.get("/").text, client.get("/live").text
+    assert "1 in flight" in home
+    for html in (home, live):
+        rows = cells(html, "live-games")
+        assert [r[0] for r in rows] == [str(world.queued)], rows
+        assert f'href="/live/{world.queued}"' in html  # its watch link
+        no_markup(html)  # the players are a hostile owner's bots
+
+
+def test_a_watch_link_to_a_game_that_is_over_says_so(client, world):
+    gid = world.games[0]
+    resp = client.get(f"/live/{gid}", follow_redirects=False)
+    assert resp.status_code == 303 and resp.headers["location"] == f"/games/{gid}?ended=1"
+    assert "ended before you got here" in client.get(resp.headers["location"]).text
+    assert "ended before" not in client.get(f"/games/{gid}").text
+    with world.db.write() as conn:
+        store.claim_game(conn, world.queued)
+    assert client.get(f"/live/{world.queued}", follow_redirects=False).headers["location"] == (
+        f"/games/{world.queued}"
+    )
