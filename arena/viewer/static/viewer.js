@@ -11,8 +11,8 @@
  * Where it opens: at the step the address names (`#step=N`, or `#end`), else where the
  * element's data-start says ("end", or a step number; a page whose headline already gives the
  * result opens at the end), else at the start. An element with data-arena-hash keeps the
- * address at the step shown (`#step=N`, replaced, not pushed), so a position can be linked,
- * and follows the address when it changes.
+ * address at the step shown once someone steps (`#step=N`, replaced, not pushed), so a
+ * position can be linked, and follows the address when it changes.
  *
  * Every text that came from a bot (names, logs, actions, details) is written with textContent,
  * never as markup. Only the board SVG and its cell groups, which the engine drew, are markup.
@@ -380,8 +380,9 @@
       var wanted = root.getAttribute("data-start");
       start = wanted === "end" ? n - 1 : Number(wanted) || 0;
     }
-    var keepHash = root.hasAttribute("data-arena-hash");
+    var keepHash = false; // the address stays as it was opened until someone steps
     show(start);
+    keepHash = root.hasAttribute("data-arena-hash");
     if (keepHash) {
       window.addEventListener("hashchange", function () {
         var target = stepFromHash(window.location.hash, n - 1);
