@@ -43,7 +43,8 @@ def read_events(response: httpx.Response):
 
 
 def game_in_flight(server: Server) -> int | None:
-    m = re.search(r'href="/games/(\d+)"', server.get("/live").text)
+    """A game being played here now (not one claimed ahead, still waiting for its slot)."""
+    m = re.search(r'<tr data-game-id="(\d+)" data-live>', server.get("/live").text)
     return int(m.group(1)) if m else None
 
 

@@ -103,14 +103,14 @@ def test_a_game_in_flight_advances_on_its_page_then_shows_the_replay(driver, lea
     server, _ = league
     driver.get_log("browser")  # drop what earlier pages said
     driver.get(f"{server.url}/live")
-    link = wait(
-        driver,
-        lambda d: d.find_elements(By.CSS_SELECTOR, "table.live-games a") or d.refresh(),
-        60,
-        "a game in flight listed on /live",
-    )[0]
+    # a game being played (not one claimed ahead), read in one script: the list replaces
+    # itself as games start and end, so an element found now may be gone at the click
+    playing = (
+        "var a = document.querySelector('table.live-games tr[data-live] a'); return a && a.href;"
+    )
+    href = wait(driver, lambda d: d.execute_script(playing), 60, "a game in flight on /live")
     driver.save_screenshot(str(tmp_path / "live-list.png"))
-    link.click()
+    driver.get(href)
     wait(
         driver,
         lambda d: d.find_element(By.CSS_SELECTOR, "[data-live-game][data-live-steps]"),
