@@ -22,6 +22,9 @@ Targets (issue): overhead <= 100 us median per turn; round trip <= 3x the raw pi
    Cost per turn = the game's wall time from the first turn's completion to the last one's,
    divided by the turns in between. Target: <= 30x the raw pipe round trip.
 
+Every section also plays the same games with the per-reply accounting of issue 19 switched off
+(MatchConfig.accounting=False), interleaved, and prints its cost per turn (target <= 10%).
+
     python benchmarks/referee.py [--turns 3000] [--rounds 5] [--games papagra,wrigglers]
                                  [--c-rounds 5] [--only-c]
 """
@@ -193,7 +196,9 @@ async def raw_pingpong(n: int, use_trio: bool, players: int = 2) -> list[float]:
     return times
 
 
-async def refereed(game: str, options: dict[str, Any], legal: bool) -> dict[str, Any]:
+async def refereed(
+    game: str, options: dict[str, Any], legal: bool, accounting: bool = True
+) -> dict[str, Any]:
     argv = f"{sys.executable} {BOT} msgpack" + (" legal" if legal else "")
     bots = (bot_from_command(argv), bot_from_command(argv))
     config = MatchConfig(
@@ -202,6 +207,7 @@ async def refereed(game: str, options: dict[str, Any], legal: bool) -> dict[str,
         bots=bots,
         time_control=TimeControl(startup=20.0, base=1000.0),
         end_grace=1.0,
+        accounting=accounting,
     )
     cpu_marks: list[float] = []
 
@@ -240,7 +246,9 @@ def raw_pipe_c(exe: Path, n: int = 20000) -> float:
     return int(out.stdout) * 1e-9
 
 
-async def instant_c_game(exe: Path, options: dict[str, Any]) -> tuple[float, float, int, str]:
+async def instant_c_game(
+    exe: Path, options: dict[str, Any], accounting: bool = True
+) -> tuple[float, float, int, str]:
     """Seconds per turn of one refereed game between two instant C bots, start-up excluded
     (first completed turn to last), the referee's CPU seconds per turn over the same span, its
     number of turns and its reason."""
@@ -251,6 +259,7 @@ async def instant_c_game(exe: Path, options: dict[str, Any]) -> tuple[float, flo
         options=options,
         bots=bots,
         time_control=TimeControl(startup=20.0, base=1000.0),
+        accounting=accounting,
     )
     record = await play_match(config, lambda event: cpu.append(time.process_time()))
     ts = [t["t"] for t in record.turns]
@@ -267,8 +276,13 @@ async def instant_c_section(rounds: int) -> None:
     turns_cost: list[float] = []
     cpus: list[float] = []
     ratios: list[float] = []
+    off_cost: list[float] = []
+    off_cpu: list[float] = []
     for i in range(rounds):
         raw = raw_pipe_c(exe)
+        off, off_c, _, _ = await instant_c_game(exe, options, accounting=False)
+        off_cost.append(off)
+        off_cpu.append(off_c)
         per_turn, cpu, n, reason = await instant_c_game(exe, options)
         raws.append(raw)
         turns_cost.append(per_turn)
@@ -276,7 +290,8 @@ async def instant_c_section(rounds: int) -> None:
         ratios.append(per_turn / raw)
         print(
             f"  round {i + 1}: raw pipe {us(raw)}, referee per turn {us(per_turn)} "
-            f"({n} turns, {reason}), ratio {ratios[-1]:.1f}x, referee CPU/turn {us(cpu)}",
+            f"({n} turns, {reason}), ratio {ratios[-1]:.1f}x, referee CPU/turn {us(cpu)}; "
+            f"accounting off: per turn {us(off)}",
             flush=True,
         )
     med = statistics.median
@@ -288,6 +303,12 @@ async def instant_c_section(rounds: int) -> None:
     print(f"  referee cost per turn                     median {us(med(turns_cost))}")
     print(f"  of which the referee's own CPU time       median {us(med(cpus))}")
     print(f"  ratio (median of rounds)                  {med(ratios):.1f}x  (target <= 30x)")
+    print(f"  accounting off (issue 19): per turn       median {us(med(off_cost))}")
+    print(f"    referee CPU time per turn               median {us(med(off_cpu))}")
+    print(
+        f"  accounting's cost per turn                {us(med(turns_cost) - med(off_cost))}"
+        f" = {100 * (med(turns_cost) / med(off_cost) - 1):+.1f}% (target <= 10%)"
+    )
     os.sched_setaffinity(0, range(os.cpu_count() or 1))
 
 
@@ -313,8 +334,13 @@ async def main(turns: int, rounds: int, real_games: list[str], c_rounds: int) ->
     overhead: list[float] = []
     cpu: list[float] = []
     ratios: list[float] = []
+    off_rts: list[float] = []
+    off_cpu: list[float] = []
     per_round = max(100, turns // rounds)
     for _ in range(rounds):
+        off = await refereed("null", {"max_turns": str(per_round)}, legal=False, accounting=False)
+        off_rts += off["rts"]
+        off_cpu.append(off["cpu_per_turn"])
         a = await raw_pingpong(per_round, use_trio=False)
         raw_one += await raw_pingpong(per_round, use_trio=False, players=1)
         raw_trio += await raw_pingpong(per_round, use_trio=True)
@@ -348,6 +374,13 @@ async def main(turns: int, rounds: int, real_games: list[str], c_rounds: int) ->
         f"(median per round {med(ratios):.2f}x; target <= 3x)"
     )
     print(f"  round trip / raw ping-pong (trio)         {med(rts) / med(raw_trio):.2f}x")
+    print(f"  accounting off (issue 19): round trip     median {us(med(off_rts))}")
+    print(f"    referee CPU time per turn               median {us(med(off_cpu))}")
+    print(
+        f"  accounting's cost per turn                {us(med(rts) - med(off_rts))}"
+        f" = {100 * (med(rts) / med(off_rts) - 1):+.1f}% of the round trip, CPU "
+        f"{100 * (med(cpu) / med(off_cpu) - 1):+.1f}% (target <= 10%)"
+    )
     for game in real_games:
         r = await refereed(game, {}, legal=True)
         print(

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import os
 import sys
 from pathlib import Path
 from typing import Any
@@ -116,7 +117,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     m.add_argument("dir", metavar="DIR")
     m.set_defaults(func=cmd_migrate)
 
-    u = lsub.add_parser("user", help="accounts: add, disable, enable")
+    u = lsub.add_parser("user", help="accounts: add, token, disable, enable")
     usub = u.add_subparsers(dest="user_command", metavar="ACTION")
     u.set_defaults(func=lambda args: (u.print_help(), 2)[1])
     ua = usub.add_parser("add", help="create an account and print its API token (once)")
@@ -124,6 +125,12 @@ def register(sub: argparse._SubParsersAction) -> None:
     ua.add_argument("--admin", action="store_true", help="may disable bots and users")
     _league_dir(ua)
     ua.set_defaults(func=cmd_user_add)
+    ut = usub.add_parser(
+        "token", help="give an account a new API token (printed once); ends its login sessions"
+    )
+    ut.add_argument("name", metavar="NAME")
+    _league_dir(ut)
+    ut.set_defaults(func=cmd_user_token)
     for action in ("disable", "enable"):
         ud = usub.add_parser(action, help=f"{action} an account (its token)")
         ud.add_argument("name", metavar="NAME")
@@ -234,7 +241,13 @@ def _open(directory: str) -> Any:
 
 def cmd_init(args: argparse.Namespace) -> int:
     from arena.league.migrations import upgrade
-    from arena.league.settings import DEFAULT_TOML, SETTINGS_NAME, load_settings, write_default
+    from arena.league.settings import (
+        DEFAULT_TOML,
+        SETTINGS_NAME,
+        load_settings,
+        write_default,
+        write_private,
+    )
     from arena.league.store import Database
 
     root = Path(args.dir).expanduser().resolve()
@@ -244,13 +257,17 @@ def cmd_init(args: argparse.Namespace) -> int:
         text = DEFAULT_TOML.format(name=name).replace(
             'database = "sqlite:///league.sqlite"', f"database = {_toml_string(args.database)}"
         )
-        path.write_text(text, encoding="utf-8")
+        write_private(path, text)
     try:
         settings = load_settings(root)
         # 0700: a bot's uid cannot reach them, so the sandbox shows each bot (and each build)
-        # only its own directory, never other versions or the archives (docs/security.md)
-        settings.bots_dir.mkdir(mode=0o700, exist_ok=True)
-        settings.archives_dir.mkdir(mode=0o700, exist_ok=True)
+        # only its own directory, never other versions or the archives; the database (its
+        # session key, the worker secret, tokens' hashes) and league.toml (maybe a database
+        # password) are 0600 (docs/security.md)
+        for directory in (root, settings.bots_dir, settings.archives_dir):
+            directory.mkdir(mode=0o700, exist_ok=True)
+            directory.chmod(0o700)
+        _private_sqlite(settings.database_url)
         db = Database(settings.database_url)
         try:
             upgrade(db.engine)
@@ -265,6 +282,20 @@ def cmd_init(args: argparse.Namespace) -> int:
     print(f"  next: arena league user add NAME --admin -C {args.dir}")
     print(f"        arena league serve {args.dir}")
     return 0
+
+
+def _private_sqlite(url: str) -> None:
+    """Create a SQLite database file 0600 before SQLite does (it would follow the umask); its
+    journal files take the same mode from it."""
+    prefix = "sqlite:///"
+    if not url.startswith(prefix) or url[len(prefix) :] in ("", ":memory:"):
+        return
+    path = Path(url[len(prefix) :])
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_NOFOLLOW, 0o600)
+    try:
+        os.fchmod(fd, 0o600)
+    finally:
+        os.close(fd)
 
 
 def _install_queue(db: Any) -> bool:
@@ -373,6 +404,19 @@ def cmd_user_add(args: argparse.Namespace) -> int:
         league.db.dispose()
     role = "admin" if user.is_admin else "user"
     print(f"created {role} {user.name!r}; API token (shown only now, keep it):", file=sys.stderr)
+    print(token)
+    return 0
+
+
+def cmd_user_token(args: argparse.Namespace) -> int:
+    league = _open(args.league)
+    try:
+        token = league.rotate_token_sync(args.name)
+    finally:
+        league.db.dispose()
+    print(
+        f"new API token for {args.name!r} (shown only now; the old one is void):", file=sys.stderr
+    )
     print(token)
     return 0
 

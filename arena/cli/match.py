@@ -259,12 +259,50 @@ def _time_options(
         metavar="SECONDS",
         help="latency forgiveness added before flagging (default 0.05)",
     )
+    p.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default=None,
+        help="what a reply is charged: wall (its wall time less the host's share, the default) "
+        "or cpu (the CPU time the bot used, the wall time capped at --wall-cap deadlines)",
+    )
+    p.add_argument(
+        "--wall-cap",
+        type=float,
+        default=None,
+        metavar="N",
+        help="the cpu clock's wall-clock cap, in deadlines (default 3)",
+    )
 
 
 def _time_control(args: argparse.Namespace) -> TimeControl:
     from arena.referee import TimeControl
 
-    return TimeControl.parse(args.tc, args.move_time, startup=args.startup, margin=args.margin)
+    return TimeControl.parse(
+        args.tc,
+        args.move_time,
+        startup=args.startup,
+        margin=args.margin,
+        clock=args.clock,
+        wall_cap=args.wall_cap,
+    )
+
+
+def accounting_text(entry: dict[str, Any]) -> str:
+    """A turn's accounting figures (docs/record.md) for `arena replay`: what the bot used,
+    what the host took, what it was charged; nothing for records without them."""
+    source = entry.get("accounting")
+    if source is None:
+        return ""
+    if source == "none":
+        return "; not measured"
+    parts = [f"CPU {duration(entry.get('cpu', 0.0))}", f"wait {duration(entry.get('wait', 0.0))}"]
+    if entry.get("late"):
+        parts.append(f"referee late {duration(entry['late'])}")
+    if entry.get("host"):
+        parts.append(f"host {duration(entry['host'])}")
+    parts.append(f"charged {duration(entry.get('charged', 0.0))}")
+    return "; " + ", ".join(parts)
 
 
 def parse_options(items: list[str]) -> dict[str, str]:
@@ -525,7 +563,7 @@ def cmd_replay(args: argparse.Namespace) -> int:
         ctext = " | ".join("-" if c is None else f"{c:.2f}" for c in clocks)
         print(
             f"turn {entry['turn']}: {colours[seat]} ({names[seat]}) {' '.join(acts) or '-'}"
-            f"   [{duration(entry['elapsed'])}; clocks {ctext}]"
+            f"   [{duration(entry['elapsed'])}{accounting_text(entry)}; clocks {ctext}]"
         )
         if not args.no_board:
             print(state.render_text())

@@ -66,7 +66,14 @@ def _play_time_control(args: argparse.Namespace) -> TimeControl:
         return TimeControl(
             startup=args.startup, **({} if args.margin is None else {"margin": args.margin})
         )
-    return TimeControl.parse(args.tc, args.move_time, startup=args.startup, margin=args.margin)
+    return TimeControl.parse(
+        args.tc,
+        args.move_time,
+        startup=args.startup,
+        margin=args.margin,
+        clock=args.clock,
+        wall_cap=args.wall_cap,
+    )
 
 
 def cmd_play(args: argparse.Namespace) -> int:

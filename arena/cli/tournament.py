@@ -51,6 +51,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="a league's PostgreSQL URL: its 'arena league worker's play the games "
         "(overrides the config's database)",
     )
+    r.add_argument(
+        "--clock",
+        choices=("wall", "cpu"),
+        default=None,
+        help="what a reply is charged (overrides the config's clock; docs/tournament.md)",
+    )
     show = r.add_mutually_exclusive_group()
     show.add_argument("--quiet", action="store_true", help="no progress output, no final report")
     show.add_argument(
@@ -172,6 +178,8 @@ def cmd_run(args: argparse.Namespace) -> int:
                 f"got {args.database!r}"
             )
         config = dataclasses.replace(config, database=args.database)
+    if args.clock is not None:
+        config = config.with_clock(args.clock)
     if args.quiet:
         progress: Progress = Progress()
     elif args.plain or not sys.stdout.isatty():
@@ -342,6 +350,8 @@ def match_command(record: dict) -> str:
     for key in ("startup", "margin"):
         if tc.get(key) is not None:
             argv += [f"--{key}", f"{tc[key]:g}"]
+    if tc.get("clock", "wall") != "wall":
+        argv += ["--clock", tc["clock"], "--wall-cap", f"{tc.get('wall_cap', 3.0):g}"]
     for k, v in (record.get("options") or {}).items():
         value = str(v).lower() if isinstance(v, bool) else str(v)
         argv += ["-o", f"{k}={value}"]

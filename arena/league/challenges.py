@@ -45,7 +45,7 @@ import trio
 
 from arena.errors import ArenaError
 from arena.games import State, make_game
-from arena.league import store
+from arena.league import privacy, store
 from arena.league.errors import LeagueError
 from arena.league.executors.base import job_from_claim
 from arena.league.settings import play_clock_problem
@@ -216,10 +216,11 @@ class BrowserIO(HumanIO):
         elif kind == "help":
             self._update(message=event["text"], error=False)
         elif kind == "end":
-            keys = ("result", "winner", "reason", "detail", "scores", "you")
-            result = {k: event.get(k) for k in keys}
-            result["reason_text"] = reason_text(event.get("reason"))  # what the page shows
-            self.finish(result)
+            result = {k: event.get(k) for k in ("result", "winner", "reason", "detail", "scores")}
+            # the person is not the bot's owner: the referee's words without its stderr
+            result["detail"] = privacy.public_detail(result["detail"])
+            result["reason_text"] = reason_text(result["reason"])  # what the page shows
+            self.finish({**result, "you": event.get("you")})
 
     def finish(self, result: dict[str, Any] | None, message: str = "") -> None:
         """The game is over: `result` as the end message has it, or None when the platform
@@ -497,7 +498,7 @@ class Challenges:
     async def _fail(
         self, ch: Challenge, claim: store.Claim, kind: store.VoidKind, reason: str
     ) -> None:
-        ch.io.finish(None, f"the game could not go on: {reason}")
+        ch.io.finish(None, f"the game could not go on: {privacy.neutral_paths(reason)}")
 
         def run() -> None:
             with self.league.db.write() as conn:

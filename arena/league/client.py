@@ -61,11 +61,13 @@ def submit(url: str, archive: bytes, token: str, *, timeout: float = DEFAULT_TIM
         raise ArenaError(f"{endpoint}: the answer is not JSON: {_snippet(body)}") from None
 
 
-def get_json(url: str, *, timeout: float = 30.0) -> Any:
-    """GET a JSON document of the league (public endpoints need no token)."""
-    request = urllib.request.Request(
-        url, headers={"Accept": "application/json", "User-Agent": f"arena/{__version__}"}
-    )
+def get_json(url: str, *, timeout: float = 30.0, token: str | None = None) -> Any:
+    """GET a JSON document of the league (public endpoints need no token; with one, a
+    version's report includes what only its owner sees: the bot's stderr)."""
+    headers = {"Accept": "application/json", "User-Agent": f"arena/{__version__}"}
+    if token:
+        headers["Authorization"] = f"Bearer {token}"
+    request = urllib.request.Request(url, headers=headers)
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
             body = response.read()
@@ -81,10 +83,16 @@ def get_json(url: str, *, timeout: float = 30.0) -> Any:
 
 
 def wait_for_validation(
-    url: str, answer: dict[str, Any], *, timeout: float, poll: float = 1.0
+    url: str,
+    answer: dict[str, Any],
+    *,
+    timeout: float,
+    poll: float = 1.0,
+    token: str | None = None,
 ) -> dict[str, Any]:
     """Follow a submission (the `url` of the server's answer) until its validation report is
-    there; the version as the server shows it. ArenaError when `timeout` passes first."""
+    there; the version as the server shows it (to the owner of `token`: with the bot's
+    stderr). ArenaError when `timeout` passes first."""
     path = answer.get("url")
     if not isinstance(path, str) or not path.startswith("/"):
         raise ArenaError("the server's answer names no version to follow (no 'url')")
@@ -93,7 +101,7 @@ def wait_for_validation(
     target = base + path
     deadline = time.monotonic() + timeout
     while True:
-        version = get_json(target)
+        version = get_json(target, token=token)
         if isinstance(version, dict) and version.get("validation") is not None:
             return version
         if time.monotonic() > deadline:
@@ -211,7 +219,7 @@ def run_submit(
         print(describe_answer(answer), flush=True)
     if not wait:
         return 0
-    version = wait_for_validation(url, answer, timeout=timeout)
+    version = wait_for_validation(url, answer, timeout=timeout, token=token)
     text, passed = describe_validation(version)
     print(json.dumps(version, ensure_ascii=False) if as_json else text)
     sys.stdout.flush()

@@ -21,6 +21,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from arena.league.privacy import neutral_paths
 from arena.league.store import attempts, games, meta, workers
 from arena.referee.record import now_iso
 
@@ -173,7 +174,7 @@ def list_workers(conn: Connection, stale_after: float) -> list[dict[str, Any]]:
                 "played": r.played,
                 "voided": r.voided,
                 "stale": r.stale,
-                "last_failure": r.last_failure,
+                "last_failure": neutral_paths(r.last_failure) if r.last_failure else None,
                 "last_failure_at": r.last_failure_at,
             }
         )

@@ -6,8 +6,10 @@ bot...): it opens one transaction, calls the store's query functions and turns "
 only parses requests and serialises answers. The async methods run the blocking database work
 in a worker thread (`trio.to_thread.run_sync`); the sync ones serve the CLI.
 
-Access rules: reads are public except a game's stderr and logs, which only the owner of the bot
-in that seat (or an admin) sees; writes need a token; a disabled account is refused like a bad
+Access rules: reads are public except a bot's stderr, logs and build output (a game's, and
+those quoted by its validation report), which only the bot's owner (or an admin) sees: the
+public views of records, reports and reasons are made in `privacy`, which also keeps server
+paths out of everything shown. Writes need a token; a disabled account is refused like a bad
 token.
 """
 
@@ -26,7 +28,7 @@ from typing import Any, TypeVar
 
 import trio
 
-from arena.league import store
+from arena.league import privacy, store
 from arena.league.archives import BlobStore, pack_bot_dir
 from arena.league.errors import LeagueError
 from arena.league.live import LiveGames, Validations
@@ -215,6 +217,20 @@ class League:
 
         self.write_sync(run)
 
+    def rotate_token_sync(self, name: str) -> str:
+        """A new API token for the account (returned once; the old one stops working) and the
+        end of every login session opened with the old one."""
+        token = new_token()
+
+        def run(conn: Any) -> None:
+            user = store.user_by_name(conn, name)
+            if user is None:
+                raise LeagueError(f"no user {name!r}", status=404)
+            store.set_token(conn, user.id, token)
+
+        self.write_sync(run)
+        return token
+
     # --- reads --------------------------------------------------------------------------------
 
     async def leaderboard(
@@ -239,13 +255,62 @@ class League:
         detail.pop("owner_id")
         detail.pop("id")
         detail.pop("disabled_by")
+        detail["versions"] = [self.shown_version(v) for v in detail["versions"]]
         return detail
 
-    async def version(self, name: str, number: int) -> dict[str, Any]:
+    def version_state(self, state: str, version_id: int) -> str:
+        """A version's state in the words the pages and the API share: `queued` (waiting to
+        be validated), `validating` (being validated now), `active`, `rejected` (failed its
+        validation), `retired`, `disabled` (and `human`, a person's seat)."""
+        if state == store.VersionState.VALIDATING:
+            return "validating" if self.validations.current == version_id else "queued"
+        if state == store.VersionState.FAILED:
+            return "rejected"
+        return str(state)
+
+    def applied_limits(self, requested: dict[str, Any] | None) -> dict[str, Any]:
+        """The limits a version plays under: its manifest's request (unset keys at their
+        most) capped by this league's `[limits]`, key by key."""
+        from arena.sandbox import Limits
+
+        known = {f.name for f in dataclasses.fields(Limits)}
+        asked = {k: v for k, v in (requested or {}).items() if k in known}
+        try:
+            mine = Limits(**asked)
+        except (TypeError, ValueError):
+            mine = Limits.requested()
+        return dataclasses.asdict(mine.capped_by(self.settings.limits))
+
+    def shown_version(self, summary: dict[str, Any]) -> dict[str, Any]:
+        """A `store.version_summary` as the API shows it: the shared state word, the limits
+        that apply."""
+        out = dict(summary)
+        out["state"] = self.version_state(summary["state"], summary["id"])
+        manifest = dict(out.get("manifest") or {})
+        if "limits" in manifest:
+            manifest["limits"] = self.applied_limits(manifest["limits"])
+        out["manifest"] = manifest
+        return out
+
+    @staticmethod
+    def sees_private(user: store.User | None, owner_id: int) -> bool:
+        """Whether `user` may read a bot's stderr, logs and build output: its owner or an
+        admin."""
+        return user is not None and (user.is_admin or user.id == owner_id)
+
+    async def version(
+        self, name: str, number: int, user: store.User | None = None
+    ) -> dict[str, Any]:
+        """One version; its validation report in full (server paths neutral) for its owner or
+        an admin, without the bot's stderr and build output for anyone else."""
+
         def run(conn: Any) -> dict[str, Any]:
             v = self._version(conn, name, number)
-            out = store.version_summary(v)
-            out["validation"] = v.validation
+            out = self.shown_version(store.version_summary(v))
+            if self.sees_private(user, v.owner_id):
+                out["validation"] = privacy.owner_report(v.validation, v.path or None)
+            else:
+                out["validation"] = privacy.public_report(v.validation)
             out["ratings"] = store.version_ratings(conn, v.id)
             return out
 
@@ -288,17 +353,20 @@ class League:
         record = await self.read(store.game_record, game_id)
         if record is None:
             raise LeagueError(f"no record for game {game_id} (not finished?)", status=404)
-        record["stderr"] = ["", ""]
-        record["logs"] = []
-        return record
+        return privacy.public_record(record)
 
     async def logs(self, user: store.User, game_id: int) -> dict[str, Any]:
         """The stderr and log lines of the caller's own bot(s) in a game (403 otherwise)."""
 
-        def run(conn: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None]:
-            return store.game_detail(conn, game_id), store.game_record(conn, game_id)
+        def run(conn: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None, list[str]]:
+            detail = store.game_detail(conn, game_id)
+            paths = []
+            for seat in (detail or {}).get("seats", []):
+                v = store.version(conn, seat["version_id"])
+                paths.append(v.path if v is not None else "")
+            return detail, store.game_record(conn, game_id), paths
 
-        detail, record = await self.read(run)
+        detail, record, paths = await self.read(run)
         if detail is None:
             raise LeagueError(f"no game {game_id}", status=404)
         mine = [s for s, owner in enumerate(detail["owners"]) if owner == user.id or user.is_admin]
@@ -311,7 +379,9 @@ class League:
                     "seat": s,
                     "bot": detail["seats"][s]["bot"],
                     "version": detail["seats"][s]["version"],
-                    "stderr": (record or {}).get("stderr", ["", ""])[s],
+                    "stderr": privacy.neutral_paths(
+                        (record or {}).get("stderr", ["", ""])[s], [paths[s]]
+                    ),
                     "logs": [e for e in (record or {}).get("logs", []) if e.get("seat") == s],
                 }
             )
@@ -407,8 +477,8 @@ class League:
             "id": v.id,
             "bot": v.bot,
             "version": v.number,
-            "state": v.state,
-            "status": "validating",
+            "state": self.version_state(v.state, v.id),
+            "status": self.version_state(v.state, v.id),
             "url": f"/api/v1/bots/{v.bot}/versions/{v.number}",
         }
 
@@ -601,7 +671,13 @@ def _games_page(
 ) -> list[dict[str, Any]]:
     bot_id = bot_id_filter(conn, bot)
     return store.list_games(
-        conn, limit=limit, offset=offset, bot_id=bot_id, variant=variant, outcome=outcome
+        conn,
+        limit=limit,
+        offset=offset,
+        bot_id=bot_id,
+        variant=variant,
+        outcome=outcome,
+        by_finish=True,
     )
 
 

@@ -43,6 +43,7 @@ _TOP_KEYS = (
     "opening_turns",
     "games",
     "time_control",
+    "clock",
     "limits",
     "matchmaking",
     "ratings",
@@ -93,8 +94,11 @@ opening_turns = 2
 games = ["papagra", "wrigglers", "stripes", "quadraphages", "hexaphage"]
 
 # the clock of every rated game: BASE+INCREMENT seconds, or a table (startup, base, increment,
-# move_time, margin)
+# move_time, margin, clock, wall_cap)
 time_control = "5+0.05"
+# what a reply is charged: "wall" (its wall time less the host's share) or "cpu" (the CPU time
+# the bot used, its wall time capped at wall_cap = 3 deadlines); docs/league.md says which to pick
+clock = "wall"
 
 # the ceiling for every bot: a manifest may ask for less, never for more
 [limits]
@@ -270,7 +274,7 @@ def settings_from_dict(
         reuse=c.boolean("reuse", data.get("reuse", False)),
         opening_turns=c.integer("opening_turns", data.get("opening_turns", 2), lo=0),
         games=_games(c, data.get("games"), root),
-        time_control=_time_control(c, tc),
+        time_control=_time_control(c, tc, clock=data.get("clock")),
         limits=_limits(c, data.get("limits", {})),
         matchmaking=_matchmaking(c, _sub(c, data, "matchmaking", _MATCHMAKING_KEYS)),
         official_every=official,
@@ -370,6 +374,15 @@ def write_default(directory: Path, name: str) -> Path:
     path = directory / SETTINGS_NAME
     if path.exists():
         raise ConfigError(f"{path} exists already; this directory holds a league")
-    directory.mkdir(parents=True, exist_ok=True)
-    path.write_text(DEFAULT_TOML.format(name=name), encoding="utf-8")
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    write_private(path, DEFAULT_TOML.format(name=name))
     return path
+
+
+def write_private(path: Path, text: str) -> None:
+    """Write a file only its owner may read (0600 from its creation, whatever the umask):
+    league.toml may hold the database's password."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as f:
+        os.fchmod(f.fileno(), 0o600)
+        f.write(text)

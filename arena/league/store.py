@@ -52,6 +52,7 @@ from sqlalchemy import (
 )
 from sqlalchemy.engine import Connection, Engine
 
+from arena.league.privacy import neutral_paths, public_detail, public_manifest
 from arena.league.ratings import MU0, SIGMA0, Skill, rate
 from arena.referee.record import FORFEIT_REASONS, now_iso
 
@@ -101,6 +102,19 @@ class VersionState(StrEnum):
     HUMAN = "human"
 
 
+#: a version's state as the pages and the API say it (`League.version_state`): `validating`
+#: is split into `queued` (waiting) and `validating` (now), `failed` reads `rejected`
+SHOWN_VERSION_STATES = (
+    "queued",
+    "validating",
+    "active",
+    "rejected",
+    "retired",
+    "disabled",
+    "human",
+)
+
+
 class GameKind(StrEnum):
     RATED = "rated"
     UNRATED = "unrated"
@@ -121,6 +135,9 @@ users = Table(
     Column("is_admin", Boolean, nullable=False, default=False),
     Column("disabled", Boolean, nullable=False, default=False),
     Column("created_at", String(32), nullable=False),
+    #: bumped to end every login session of the account (web/auth.py): logout, a new token,
+    #: disabling
+    Column("session_epoch", Integer, nullable=False, default=0, server_default="0"),
 )
 
 bots = Table(
@@ -202,6 +219,8 @@ games = Table(
     Column("rated", Boolean),
     Index("ix_games_state_priority", "state", "priority", "id"),
     Index("ix_games_variant_id", "variant", "id"),
+    # the API's games list, newest first by finish time (migration 0006)
+    Index("ix_games_finished_at", "finished_at", "id"),
 )
 
 seats = Table(
@@ -411,6 +430,8 @@ class User:
     name: str
     is_admin: bool
     disabled: bool
+    #: the account's login sessions carry this; bumping it ends them all
+    session_epoch: int = 0
 
 
 def add_user(conn: Connection, name: str, token: str, *, is_admin: bool = False) -> User:
@@ -428,23 +449,45 @@ def add_user(conn: Connection, name: str, token: str, *, is_admin: bool = False)
 
 def user_by_name(conn: Connection, name: str) -> User | None:
     row = conn.execute(sa.select(users).where(users.c.name == name)).first()
-    return None if row is None else User(row.id, row.name, row.is_admin, row.disabled)
+    return None if row is None else _user(row)
 
 
 def user_by_id(conn: Connection, user_id: int) -> User | None:
     row = conn.execute(sa.select(users).where(users.c.id == user_id)).first()
-    return None if row is None else User(row.id, row.name, row.is_admin, row.disabled)
+    return None if row is None else _user(row)
 
 
 def user_by_token(conn: Connection, token: str) -> User | None:
     row = conn.execute(sa.select(users).where(users.c.token_hash == hash_token(token))).first()
-    return None if row is None else User(row.id, row.name, row.is_admin, row.disabled)
+    return None if row is None else _user(row)
+
+
+def _user(row: Any) -> User:
+    return User(row.id, row.name, row.is_admin, row.disabled, row.session_epoch)
 
 
 def set_user_disabled(conn: Connection, user_id: int, disabled: bool) -> bool:
-    return (
-        conn.execute(users.update().where(users.c.id == user_id).values(disabled=disabled)).rowcount
-        == 1
+    """Disable (or enable) an account; disabling also ends all its login sessions."""
+    values: dict[str, Any] = {"disabled": disabled}
+    if disabled:
+        values["session_epoch"] = users.c.session_epoch + 1
+    return conn.execute(users.update().where(users.c.id == user_id).values(**values)).rowcount == 1
+
+
+def end_sessions(conn: Connection, user_id: int) -> None:
+    """End every login session of the account (its cookies carry the old epoch)."""
+    conn.execute(
+        users.update().where(users.c.id == user_id).values(session_epoch=users.c.session_epoch + 1)
+    )
+
+
+def set_token(conn: Connection, user_id: int, token: str) -> None:
+    """Replace the account's API token (only its hash is kept) and end its login sessions:
+    a session was opened with the old token."""
+    conn.execute(
+        users.update()
+        .where(users.c.id == user_id)
+        .values(token_hash=hash_token(token), session_epoch=users.c.session_epoch + 1)
     )
 
 
@@ -1468,13 +1511,13 @@ def version_summary(v: Version) -> dict[str, Any]:
         "created_at": v.created_at,
         "activated_at": v.activated_at,
         "archive_sha256": v.archive_sha256,
-        "manifest": {k: v.manifest[k] for k in sorted(v.manifest) if k != "league_name"},
+        "manifest": public_manifest(v.manifest, v.path or None),
         "validation": None
         if v.validation is None
         else {
             "passed": validation.get("passed"),
             "stage": validation.get("stage"),
-            "problem": validation.get("problem"),
+            "problem": public_detail(validation.get("problem")),
         },
     }
 
@@ -1546,7 +1589,7 @@ def game_dict(r: Any) -> dict[str, Any]:
         "winner": r.winner,
         "result": r.result,
         "reason": r.reason,
-        "detail": r.detail,
+        "detail": public_detail(r.detail),
         "forfeit": None if r.forfeit is None else bool(r.forfeit),
         "loser_seat": r.loser_seat,
         "scores": [r.score0, r.score1],
@@ -1571,11 +1614,16 @@ def list_games(
     outcome: str | None = None,
     states: Sequence[str] = (GameState.FINISHED,),
     before: int | None = None,
+    by_finish: bool = False,
 ) -> list[dict[str, Any]]:
-    """Newest first. Filtering by bot goes through the seats table's (bot_id, game_id) index,
-    so a bot's page is an index range scan whatever the number of games. `before` (a game id)
-    pages by key: the page after the one that ended with that game, as fast at the millionth
-    game as at the first (an offset would count its way there)."""
+    """Newest first: by id (the order games were scheduled), or with `by_finish` by the time
+    they finished (`finished_at`, then id: the API's order, which a person expects; through
+    the (finished_at, id) index, or for one bot a sort of that bot's games). Filtering by bot
+    goes through the seats table's (bot_id, game_id) index, so a bot's page is an index range
+    scan whatever the number of games. `before` (a game id) pages by key: the page after the
+    one that ended with that game, as fast at the millionth game as at the first (an offset
+    would count its way there)."""
+    order = (games.c.finished_at.desc(), games.c.id.desc()) if by_finish else (games.c.id.desc(),)
     q = _games_select().where(games.c.state.in_(list(states)))
     if before is not None:
         q = q.where(games.c.id < before)
@@ -1593,16 +1641,18 @@ def list_games(
             s = s.where(seats.c.outcome == outcome)
         elif list(states) == [GameState.FINISHED]:
             s = s.where(seats.c.outcome.is_not(None))
-        ids = list(
-            conn.execute(s.order_by(seats.c.game_id.desc()).limit(limit).offset(offset)).scalars()
-        )
+        if by_finish:
+            s = s.join(games, games.c.id == seats.c.game_id).order_by(*order)
+        else:
+            s = s.order_by(seats.c.game_id.desc())
+        ids = list(conn.execute(s.limit(limit).offset(offset)).scalars())
         if not ids:
             return []
         q = q.where(games.c.id.in_(ids))
         offset = 0
     elif variant is not None:
         q = q.where(games.c.variant == variant)
-    rows = conn.execute(q.order_by(games.c.id.desc()).limit(limit).offset(offset))
+    rows = conn.execute(q.order_by(*order).limit(limit).offset(offset))
     return [game_dict(r) for r in rows]
 
 
@@ -1612,7 +1662,7 @@ def game_detail(conn: Connection, game_id: int) -> dict[str, Any] | None:
         return None
     out = game_dict(r)
     out["voids"] = [
-        {"attempt": v.attempt, "kind": v.kind, "reason": v.reason, "at": v.at}
+        {"attempt": v.attempt, "kind": v.kind, "reason": neutral_paths(v.reason), "at": v.at}
         for v in conn.execute(
             sa.select(voids).where(voids.c.game_id == game_id).order_by(voids.c.id)
         )

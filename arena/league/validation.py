@@ -28,6 +28,7 @@ import trio
 
 from arena.games import game_class
 from arena.league.errors import LeagueError, PlatformFault
+from arena.league.privacy import neutral_paths, stderr_excerpt
 from arena.referee import (
     BotError,
     BotSpec,
@@ -61,7 +62,8 @@ class GameCheck:
     #: the `arena check` sentence for the bot's failure; None when it did nothing wrong
     problem: str | None
     turns: int
-    #: the bot's stderr in this game, last lines
+    #: the bot's stderr in this game: its last Python traceback whole, else its last lines
+    #: (`privacy.stderr_excerpt`); for its owner only
     stderr_tail: str
     inconclusive: bool = False  # the sparring bot failed: says nothing about this bot
 
@@ -98,7 +100,7 @@ def load_submitted_bot(bot_dir: Path) -> BotSpec:
         bot = load_manifest(top / MANIFEST_NAME, source=MANIFEST_NAME)
     except BotError as exc:
         text = str(exc).replace(str(top) + "/", "").replace(str(top), ".")
-        raise LeagueError(text, status=422, field=MANIFEST_NAME) from None
+        raise LeagueError(neutral_paths(text), status=422, field=MANIFEST_NAME) from None
     problem = _outside(bot, top)
     if problem is not None:
         raise LeagueError(f"{MANIFEST_NAME}: {problem}", status=422, field=MANIFEST_NAME)
@@ -210,7 +212,7 @@ async def validate_version(
                 reason=str(record.result.get("reason", "")),
                 problem=problem,
                 turns=record.turn_count,
-                stderr_tail=_last_lines(record.stderr[seat]),
+                stderr_tail=stderr_excerpt(record.stderr[seat]),
                 inconclusive=inconclusive,
             )
             games.append(check)

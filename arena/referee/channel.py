@@ -24,6 +24,8 @@ from typing import Any
 
 import trio
 
+from arena.referee.accounting import Account, Meter
+from arena.referee.blame import WALL, Verdict, judge, next_check, stall_bound, wall_limit
 from arena.referee.seat import BotFailure, Reply, Seat
 from arena.sandbox import BotProcess, ExitInfo
 from protocol.framing import Decoder, Encoder, ProtocolError
@@ -38,6 +40,8 @@ STDERR_LINES = 8
 LATE_OUTPUT_WAIT = 0.5
 #: output that came this close before the bot's stdout closed came as it exited
 AT_EXIT = 0.25
+#: seconds between two looks at a bot the host holds off the CPU past its limit
+HELD_STEP = 0.005
 #: seconds between two trips through the scheduler while a bot's replies are read the moment
 #: its request is written (each trip costs about as much as the rest of a turn's I/O)
 FAST_YIELD = 0.001
@@ -111,6 +115,16 @@ class BotChannel(Seat):
         #: bytes read from the bot's stdout so far, and when the last of them came
         self.received = 0
         self.last_arrival: float | None = None
+        #: per-reply accounting of `turn` replies and the clock it serves (set by the match);
+        #: None: the wall clock's plain rule
+        self.meter: Meter | None = None
+        self.clock = WALL
+        self.wall_cap = 3.0
+        self._metering = False
+        #: when the pending request was written, and the reply time below which it is not
+        #: measured (see request_bytes)
+        self._written = 0.0
+        self._quick = 0.0
 
     # --- the reader task ---------------------------------------------------------------------
     async def reader(self) -> None:
@@ -185,6 +199,9 @@ class BotChannel(Seat):
             raise ProtocolError(f"sent {mtype!r} while no request was pending")
         check_reply(msg, expecting)
         self._expecting = None
+        if self._metering and arrived - self._written > self._quick:
+            assert self.meter is not None
+            self.meter.arrived()
         self._reply = Reply(msg, arrived)
         self._wakeup.set()
 
@@ -209,6 +226,15 @@ class BotChannel(Seat):
         limit = math.inf if deadline is None else deadline + margin
         written: float | None = None
         stdin_closed = timed_out = False
+        meter = self.meter if request_type == "turn" else None
+        self._metering = meter is not None
+        if meter is not None:
+            meter.start()
+            # A reply within the margin is not measured under the wall clock: nothing in it
+            # can be forgiven, and it is charged its wall time as it always was; sampling
+            # the counters again would double the accounting's cost on fast games.
+            self._quick = margin if self.clock == WALL else -1.0
+            self._written = math.inf
         sent = _write_now(self._stdin_fd, data)
         if sent is None:
             stdin_closed, sent = True, 0
@@ -219,8 +245,12 @@ class BotChannel(Seat):
                 except (trio.BrokenResourceError, trio.ClosedResourceError):
                     stdin_closed = True
             timed_out = write_scope.cancelled_caught
+        account: Account | None = None  # what ended a wait past deadline + margin
         if not (stdin_closed or timed_out):
             written = trio.current_time()
+            if meter is not None:
+                self._written = written
+                meter.written()
             if self._reply is None and self._stdout_fd is not None and self.error is None:
                 self._read_now()
             if self._reply is None and not self.eof and self.error is None:
@@ -228,6 +258,8 @@ class BotChannel(Seat):
                 with trio.CancelScope(deadline=written + limit) as scope:
                     await self._wakeup.wait()
                 timed_out = scope.cancelled_caught
+                if timed_out and meter is not None and deadline is not None:
+                    timed_out, account = await self._wait_stalled(meter, written, deadline, margin)
                 self._yielded_at = written
             elif written - self._yielded_at >= FAST_YIELD:
                 # the reply was read at once: a run of instant replies still lets the other
@@ -237,10 +269,15 @@ class BotChannel(Seat):
             else:
                 # and a cancellation from outside ends it at once
                 await trio.lowlevel.checkpoint_if_cancelled()
+        self._metering = False
         reply = self._reply
         if reply is not None:
             assert written is not None
-            return reply, max(0.0, reply.arrived - written)
+            elapsed = max(0.0, reply.arrived - written)
+            if meter is not None and meter.measured:
+                m = meter.measures(elapsed)
+                reply.account = Account(m, judge(m, deadline, margin, self.clock, self.wall_cap))
+            return reply, elapsed
         self._expecting = None
         if self.error is not None:
             raise BotFailure("protocol_error", self.error)
@@ -258,6 +295,13 @@ class BotChannel(Seat):
                 {"deadline": deadline, "elapsed": None},
             )
         elapsed = now - written
+        facts: dict[str, Any] = {}
+        if account is not None:
+            facts = account.facts()
+            if account.verdict.stall:
+                assert deadline is not None
+                raise BotFailure("host_stall", self._stall_detail(account, deadline, margin), facts)
+            elapsed = account.measures.wall
         hint = await self._explain_silence(request_type, now)
         info = self.proc.exit_info()
         if info is None and self.eof:  # it went away while we waited: how, is worth a look
@@ -271,12 +315,66 @@ class BotChannel(Seat):
             )
             failure.info["elapsed"] = round(elapsed, 6)
             raise failure
+        if account is not None and account.measures.cpu is not None:
+            why = f"; {account.verdict.why}: CPU {account.measures.cpu:.3f} s"
+            why += f", host's share {account.verdict.host:.3f} s"
+        else:
+            why = ""
         raise BotFailure(
             "time_forfeit",
             f"no reply to {request_type} within {deadline:.3f} s + {margin:g} s margin "
-            f"(waited {elapsed:.3f} s){hint}",
-            {"deadline": deadline, "elapsed": round(elapsed, 6)},
+            f"(waited {elapsed:.3f} s{why}){hint}",
+            {"deadline": deadline, "elapsed": round(elapsed, 6), **facts},
             hint=hint,
+        )
+
+    async def _wait_stalled(
+        self, meter: Meter, written: float, deadline: float, margin: float
+    ) -> tuple[bool, Account | None]:
+        """Past deadline + margin without a reply: measure, and wait on while the bot's own
+        share is within its limit (the host held it up), up to the hard cap
+        (arena/referee/blame.py: `next_check`). (timed out, the verdict that ended it)."""
+        # the first look has no recent sample to compare with: `held` needs two close ones
+        earlier, earlier_at = None, written
+        while True:
+            now = trio.current_time()
+            m = meter.measures(now - written)
+            verdict = judge(m, deadline, margin, self.clock, self.wall_cap)
+            sample = meter.last
+            # a stall still going on does not show in the bot's statistics yet: look on
+            held = (
+                earlier is not None
+                and sample is not None
+                and meter.counters.held(earlier, sample, now - earlier_at)
+            )
+            probe = earlier is None and verdict.flagged
+            earlier, earlier_at = sample, now
+            if verdict.stall or (verdict.flagged and not held and not probe):
+                return True, Account(m, verdict)
+            at = next_check(m, deadline, margin, self.clock, self.wall_cap)
+            if (held or probe) and at is not None:
+                at = min(at, m.wall + HELD_STEP)
+            if at is None:  # the hard cap
+                if held:  # the host holds it still: its share is at least the overrun
+                    host = max(
+                        verdict.host,
+                        m.wall - wall_limit(deadline, margin, self.clock, self.wall_cap),
+                    )
+                    why = "held off the CPU by the host at the hard cap"
+                    verdict = Verdict(verdict.charged, host, False, True, why)
+                return True, Account(m, verdict)
+            with trio.CancelScope(deadline=written + at):
+                await self._wakeup.wait()
+            if self._reply is not None or self.eof or self.error is not None:
+                return False, None
+
+    def _stall_detail(self, account: Account, deadline: float, margin: float) -> str:
+        m, v = account.measures, account.verdict
+        return (
+            f"waited {m.wall:.3f} s for a reply (deadline {deadline:.3f} s + {margin:g} s), "
+            f"host's share {v.host:.3f} s (runnable wait {m.stall:.3f} s, referee lateness "
+            f"{m.late:.3f} s) > bound {stall_bound(deadline, margin):.3f} s; "
+            f"bot's own {m.wall - v.host:.3f} s, CPU {m.cpu or 0.0:.3f} s"
         )
 
     async def _explain_silence(self, request_type: str, flagged_at: float) -> str:

@@ -10,6 +10,12 @@ turn may be combined; the deadline of a request is the smaller of what is left o
 with several requests (partial moves) keeps the same clocks running: each request's deadline is
 what remains of the turn. `margin` is forgiveness for pipe and scheduling latency, added before
 flagging, never shown to the bot as usable time.
+
+`clock` says what a reply is charged (arena/referee/blame.py, docs/protocol.md §4): "wall" (the
+default) charges the wall time less the host's share (the time the machine, not the bot, held
+it up); "cpu" charges the CPU time the bot's processes used, with the wall time capped at
+`wall_cap` times the deadline (plus the margin) so that a sleeping or blocked bot still loses.
+Where the bot's CPU cannot be measured, both are the plain wall clock.
 """
 
 from __future__ import annotations
@@ -31,6 +37,11 @@ DEFAULT_INCREMENT = 1.0
 MAX_SECONDS = 7 * 24 * 3600
 
 
+#: what a time control charges (arena/referee/blame.py)
+CLOCKS = ("wall", "cpu")
+#: the CPU clock's wall cap when none is given, in deadlines
+DEFAULT_WALL_CAP = 3.0
+
 #: the largest CPU limit cpu_budget derives (the sandbox's bound for `cpu_seconds`)
 CPU_BUDGET_MAX = 1 << 20
 
@@ -49,8 +60,25 @@ class TimeControl:
     increment: float = 0.0
     move_time: float | None = None
     margin: float = 0.05
+    #: "wall" or "cpu": what a reply is charged (see the module's docstring)
+    clock: str = "wall"
+    #: the CPU clock's wall-clock cap, in deadlines (a reply may take this many times its
+    #: deadline, plus the margin, of wall time, whatever CPU it used)
+    wall_cap: float = DEFAULT_WALL_CAP
 
     def __post_init__(self) -> None:
+        if self.clock not in CLOCKS:
+            raise TimeControlError(
+                f"time control: clock must be one of {', '.join(CLOCKS)}, got {self.clock!r}"
+            )
+        if not (
+            isinstance(self.wall_cap, (int, float))
+            and math.isfinite(self.wall_cap)
+            and 1.0 <= self.wall_cap <= 100.0
+        ):
+            raise TimeControlError(
+                f"time control: wall_cap must be a number from 1 to 100, got {self.wall_cap}"
+            )
         for name in ("startup", "increment", "margin"):
             value = getattr(self, name)
             if not (isinstance(value, (int, float)) and math.isfinite(value) and value >= 0):
@@ -76,14 +104,20 @@ class TimeControl:
         *,
         startup: float | None = None,
         margin: float | None = None,
+        clock: str | None = None,
+        wall_cap: float | None = None,
     ) -> TimeControl:
         """`"5+0.05"` (base + increment, seconds) or `"5"`; with neither tc nor move_time the
         default time control (60+1) applies."""
-        extra: dict[str, float] = {}
+        extra: dict[str, Any] = {}
         if startup is not None:
             extra["startup"] = _number("startup", startup)
         if margin is not None:
             extra["margin"] = _number("margin", margin)
+        if clock is not None:
+            extra["clock"] = clock
+        if wall_cap is not None:
+            extra["wall_cap"] = _number("wall cap", wall_cap)
         mt = None if move_time is None else _number("move time", move_time)
         if tc is None or not str(tc).strip():
             if mt is None:
@@ -106,21 +140,29 @@ class TimeControl:
             parts.append(f"{self.base:g}+{self.increment:g}")
         if self.move_time is not None:
             parts.append(f"{self.move_time:g}s/turn")
-        return " and ".join(parts) or "unlimited"
+        text = " and ".join(parts) or "unlimited"
+        if self.clock != "wall":
+            text += f" ({self.clock} clock, wall cap {self.wall_cap:g}x)"
+        return text
 
     def to_dict(self) -> dict[str, Any]:
         # explicit: dataclasses.asdict deep-copies field by field, three times per game
-        return {
+        d: dict[str, Any] = {
             "startup": self.startup,
             "base": self.base,
             "increment": self.increment,
             "move_time": self.move_time,
             "margin": self.margin,
         }
+        if self.clock != "wall":  # the wall clock's records and hellos stay as they were
+            d["clock"] = self.clock
+            d["wall_cap"] = self.wall_cap
+        return d
 
     @classmethod
     def from_dict(cls, d: dict[str, Any]) -> TimeControl:
-        return cls(**{k: d[k] for k in ("startup", "base", "increment", "move_time", "margin")})
+        keys = ("startup", "base", "increment", "move_time", "margin", "clock", "wall_cap")
+        return cls(**{k: d[k] for k in keys if k in d})
 
     def cpu_budget(self, max_turns: int = 1000) -> int:
         """A generous CPU-seconds ceiling for one bot over one game: the kernel's safety net in

@@ -25,6 +25,7 @@ import trio
 
 from arena.errors import ArenaError
 from arena.games import IllegalAction, Result, State, make_game
+from arena.referee.accounting import NO_ACCOUNTING, Meter, close_fd, open_own_schedstat
 from arena.referee.bots import BotSpec, BuildError
 from arena.referee.channel import STDERR_SEPARATOR, BotChannel, stderr_lines
 from arena.referee.clock import Clocks, TimeControl
@@ -50,6 +51,12 @@ LOG_TOTAL_BYTES = 64 * 1024
 
 class RefereeFault(Exception):
     """The referee itself failed (not a bot); the game should be voided."""
+
+
+class HostStall(RefereeFault):
+    """The machine, not the bot, made a reply late, by more than the bound of
+    arena/referee/blame.py (`stall_bound`): the game is voided and played again. The message
+    starts with `host_stall:` and names the seat, the turn and the measured shares."""
 
 
 @dataclass(frozen=True)
@@ -78,6 +85,9 @@ class MatchConfig:
     #: from it and given back after a clean game (arena/referee/sessions.py); None: every
     #: bot is started for this game and ends with it
     sessions: SessionPool | None = None
+    #: measure every reply (CPU time, runnable wait, the referee's lateness) and blame by it
+    #: (arena/referee/blame.py); False: the plain wall clock, nothing measured (benchmarks)
+    accounting: bool = True
 
 
 @dataclass
@@ -274,6 +284,10 @@ class _Referee:
         self.turn_playing: int | None = None
         self.t0 = 0.0
         self.callback_error: _CallerError | None = None
+        #: the referee thread's scheduler statistics, for the lateness of every reply
+        self.self_fd: int | None = None
+        #: per seat, the source of its replies' figures (None: not a measured seat)
+        self.accounting: list[str | None] = [None, None]
         colours = self.game.colours
         self.record = GameRecord(
             match_id=config.match_id or os.urandom(6).hex(),
@@ -307,6 +321,8 @@ class _Referee:
         self.t0 = trio.current_time()
         outcome: _Outcome | None = None
         error: BaseException | None = None
+        if self.config.accounting:
+            self.self_fd = open_own_schedstat()
         async with trio.open_nursery() as nursery:
             try:
                 outcome = await self._start_bots(nursery)
@@ -323,6 +339,7 @@ class _Referee:
                 with trio.CancelScope(shield=True):
                     await self._shutdown(outcome)
                 nursery.cancel_scope.cancel()
+                close_fd(self.self_fd)
         if error is not None:
             raise error
 
@@ -496,9 +513,28 @@ class _Referee:
             self.sessions[seat] = Session(key, proc, channel, launch.limits.cpu_seconds, games=1)
         return channel, t_launch
 
+    def _meter(self, seat: int, channel: BotChannel) -> None:
+        """Measure the seat's replies where its cgroup counts its CPU (else the record says
+        "none": the wall clock's plain rule); a kept process's channel gets this game's."""
+        tc = self.tcs[seat]
+        channel.clock, channel.wall_cap = tc.clock, tc.wall_cap
+        counters = channel.proc.counters
+        if not self.config.accounting:
+            channel.meter = None
+            return
+        if counters is None:
+            channel.meter = None
+            self.accounting[seat] = NO_ACCOUNTING
+        else:
+            channel.meter = Meter(counters, self.self_fd)
+            self.accounting[seat] = counters.source
+        self.record.bots[seat]["accounting"] = self.accounting[seat]
+
     async def _say_hello(self, seat: int, channel: Seat, t_launch: float) -> None:
         config = self.config
         tc = self.tcs[seat]
+        if isinstance(channel, BotChannel):
+            self._meter(seat, channel)
         hello: dict[str, Any] = {
             "type": "hello",
             "protocol": PROTOCOL_VERSION,
@@ -582,23 +618,47 @@ class _Referee:
                 try:
                     reply, elapsed = await channel.request(msg, deadline, margins[seat])
                 except BotFailure as f:
+                    if f.reason == "host_stall":
+                        raise self._host_stall(seat, turn_no, f) from None
                     if f.reason == "time_forfeit" and f.info.get("elapsed") is not None:
-                        clocks.charge(seat, f.info["elapsed"])
+                        clocks.charge(seat, f.info.get("charged", f.info["elapsed"]))
                     self._close_turn(entry, turn_elapsed, clocks)
+                    if self.accounting[seat] is not None:
+                        self._account_turn(entry, seat, f.info)
                     record_turns.append(entry)
                     return self._forfeit(seat, f)
                 turn_elapsed += elapsed
-                clocks.charge(seat, elapsed)
-                if clocks.flagged(deadline, elapsed, seat):
+                account = reply.account
+                if account is None:
+                    charged = elapsed
+                    flagged = clocks.flagged(deadline, elapsed, seat)
+                else:
+                    verdict = account.verdict
+                    if verdict.stall:
+                        detail = channel._stall_detail(account, deadline or 0.0, margins[seat])
+                        raise self._host_stall(seat, turn_no, BotFailure("host_stall", detail))
+                    charged, flagged = verdict.charged, verdict.flagged
+                clocks.charge(seat, charged)
+                if flagged:
                     self._close_turn(entry, turn_elapsed, clocks)
+                    info: dict[str, Any] = {"deadline": deadline, "elapsed": round(elapsed, 6)}
+                    why = ""
+                    if account is not None:
+                        info.update(account.facts())
+                        self._account_turn(entry, seat, info)
+                        if account.measures.cpu is not None:
+                            why = (
+                                f" ({account.verdict.why}: CPU {account.measures.cpu:.3f} s, "
+                                f"host's share {account.verdict.host:.3f} s)"
+                            )
                     record_turns.append(entry)
                     return self._forfeit(
                         seat,
                         BotFailure(
                             "time_forfeit",
                             f"replied after {elapsed:.3f} s, deadline {deadline:.3f} s "
-                            f"+ {margins[seat]:g} s margin",
-                            {"deadline": deadline, "elapsed": round(elapsed, 6)},
+                            f"+ {margins[seat]:g} s margin{why}",
+                            info,
                         ),
                     )
                 reply_msg = reply.msg
@@ -608,6 +668,10 @@ class _Referee:
                     record_turns.append(entry)
                     return self._resign(seat, reply_msg.get("reason", ""))
                 failure = self._apply(reply_msg["actions"], elapsed, turn_no, entries)
+                if account is not None:
+                    self._account_turn(entry, seat, account.fields())
+                elif self.accounting[seat] == NO_ACCOUNTING:
+                    entry["accounting"] = NO_ACCOUNTING
                 if failure is not None:
                     self._close_turn(entry, turn_elapsed, clocks)
                     record_turns.append(entry)
@@ -670,6 +734,18 @@ class _Referee:
                 {"action": action, "message": message},
             )
         return None
+
+    def _account_turn(self, entry: dict[str, Any], seat: int, fields: dict[str, Any]) -> None:
+        """Add a reply's figures to its turn's sums (a turn may take several requests)."""
+        entry["accounting"] = self.accounting[seat]
+        for key in ("cpu", "wait", "late", "host", "charged"):
+            value = fields.get(key)
+            if value is not None:
+                entry[key] = entry.get(key, 0.0) + value
+
+    def _host_stall(self, seat: int, turn: int, f: BotFailure) -> HostStall:
+        name = self.config.bots[seat].name
+        return HostStall(f"host_stall: seat {seat} ({name}) turn {turn}: {f.detail}")
 
     def _close_turn(self, entry: dict[str, Any], turn_elapsed: float, clocks: Clocks) -> None:
         entry["elapsed"] = turn_elapsed

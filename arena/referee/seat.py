@@ -15,13 +15,19 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from arena.referee.accounting import Account
 
 
 @dataclass
 class Reply:
     msg: dict[str, Any]
     arrived: float  # trio.current_time() when its last byte was read
+    #: what was measured over it and the verdict (arena/referee/accounting.py); None: not
+    #: measured (accounting off, a person's seat): the wall clock's plain rule
+    account: Account | None = None
 
 
 @dataclass

@@ -16,6 +16,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # imported where used: the CLI reads Limits without starting trio
     import trio
 
+    from arena.sandbox.cpuacct import CpuCounters
+
 from arena.sandbox.limits import Limits
 
 
@@ -83,6 +85,9 @@ class BotProcess(ABC):
     stdin: trio.abc.SendStream
     #: replies come from here (the bot's stdout)
     stdout: trio.abc.ReceiveStream
+    #: the kernel's CPU accounting of the bot's own cgroup (arena/sandbox/cpuacct.py); None
+    #: where it has none: the referee then keeps the wall clock's plain rule
+    counters: CpuCounters | None = None
 
     @abstractmethod
     def stderr_tail(self) -> str:

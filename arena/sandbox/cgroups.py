@@ -21,6 +21,10 @@ import re
 import signal
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from arena.sandbox.cpuacct import CpuCounters
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
 
@@ -62,10 +66,15 @@ class CgroupSystem:
     pids_v2: bool = False
     freezer: Path | None = None
     notes: tuple[str, ...] = field(default=())
+    #: v1 cpuacct, for the CPU accounting of bots (arena/sandbox/cpuacct.py) where no v2
+    #: directory counts CPU time (a v2 `cpu.stat`); a hybrid machine's unified tree does
+    cpuacct: Path | None = None
 
     @property
     def usable(self) -> bool:
-        return any(p is not None for p in (self.v2, self.memory, self.pids, self.freezer))
+        return any(
+            p is not None for p in (self.v2, self.memory, self.pids, self.freezer, self.cpuacct)
+        )
 
     def describe(self) -> str:
         parts = []
@@ -77,7 +86,14 @@ class CgroupSystem:
             parts.append(f"pids ({'v2' if self.pids_v2 else 'v1'})")
         if self.freezer is not None:
             parts.append("freezer (v1)")
+        if self.counts_cpu:
+            parts.append("CPU accounting (" + ("v2" if self.cpuacct is None else "v1") + ")")
         return ", ".join(parts) if parts else "no cgroup (" + "; ".join(self.notes) + ")"
+
+    @property
+    def counts_cpu(self) -> bool:
+        """A bot's cgroup counts its CPU time (v2 cpu.stat, or v1 cpuacct)."""
+        return self.cpuacct is not None or (self.v2 is not None and (self.v2 / "cpu.stat").exists())
 
     @classmethod
     def detect(cls, root: Path = CGROUP_ROOT) -> CgroupSystem:
@@ -86,7 +102,7 @@ class CgroupSystem:
             return cls(notes=("disabled by ARENA_NO_CGROUP",))
         own = _own_paths()
         notes: list[str] = []
-        v2 = memory = pids = freezer = None
+        v2 = memory = pids = freezer = cpuacct = None
         memory_v2 = pids_v2 = False
         # pure v2: the root is itself a cgroup2 mount with cgroup.controllers
         if (root / "cgroup.controllers").exists():
@@ -114,20 +130,24 @@ class CgroupSystem:
                 base = unified / own.get("", "/").lstrip("/")
                 if _writable_dir(base):
                     v2 = base
-            for name in ("memory", "pids", "freezer"):
+            for name in ("memory", "pids", "freezer", "cpuacct"):
+                if name == "cpuacct" and v2 is not None and (v2 / "cpu.stat").exists():
+                    continue  # the unified tree counts CPU time: one directory less per bot
                 d = root / name / own.get(name, "/").lstrip("/")
                 if _writable_dir(d):
                     if name == "memory":
                         memory = d
                     elif name == "pids":
                         pids = d
+                    elif name == "cpuacct":
+                        cpuacct = d
                     else:
                         freezer = d
                 elif (root / name).is_dir():
                     notes.append(f"{d} is not writable")
             if not (root / "memory").is_dir() and v2 is None:
                 notes.append(f"no cgroup hierarchy under {root}")
-        return cls(v2, memory, memory_v2, pids, pids_v2, freezer, tuple(notes))
+        return cls(v2, memory, memory_v2, pids, pids_v2, freezer, tuple(notes), cpuacct)
 
 
 def _read(path: Path) -> str:
@@ -171,6 +191,7 @@ class BotCgroup:
                 ("memory", system.memory),
                 ("pids", system.pids),
                 ("freezer", system.freezer),
+                ("cpuacct", system.cpuacct),
             ):
                 if parent is None:
                     continue
@@ -216,6 +237,22 @@ class BotCgroup:
                 with contextlib.suppress(ValueError):
                     found.add(int(line))
         return found
+
+    def cpu_counters(self) -> CpuCounters | None:
+        """Kept descriptors on this cgroup's CPU accounting (v2 cpu.stat where it counts
+        CPU, else v1 cpuacct), None if neither is there or opens."""
+        from arena.sandbox.cpuacct import CpuCounters
+
+        v2 = self.dirs.get("v2")
+        try:
+            if v2 is not None and os.path.exists(f"{v2}/cpu.stat"):
+                return CpuCounters("cgroup v2", f"{v2}/cpu.stat", True, f"{v2}/cgroup.threads")
+            v1 = self.dirs.get("cpuacct")
+            if v1 is not None:
+                return CpuCounters("cgroup v1", f"{v1}/cpuacct.usage", False, f"{v1}/tasks")
+        except OSError:
+            pass
+        return None
 
     def memory_exceeded(self) -> bool:
         """Did the kernel OOM-kill something in this cgroup (or refuse it memory)?"""
@@ -304,7 +341,9 @@ def sweep_stale(system: CgroupSystem) -> int:
     """Kill and remove the bot cgroups of arenas that died without cleaning up (a crash, a
     SIGKILL), so their bots do not run on forever. Returns how many directories went."""
     removed = 0
-    parents = {p for p in (system.v2, system.memory, system.pids, system.freezer) if p}
+    parents = {
+        p for p in (system.v2, system.memory, system.pids, system.freezer, system.cpuacct) if p
+    }
     for parent in parents:
         try:
             children = list(parent.iterdir())

@@ -30,6 +30,7 @@ from arena.sandbox.base import (
     LaunchSpec,
     SandboxFault,
 )
+from arena.sandbox.cpuacct import CpuCounters, counters_of
 from arena.sandbox.process import DEFAULT_PATH, StderrRing
 
 #: user for images that do not name a non-root user themselves (nobody:nogroup)
@@ -307,6 +308,8 @@ class DockerBot(BotProcess):
                 with contextlib.suppress(Exception):
                     await self._sock.aclose()
             finally:
+                if self.counters is not None:
+                    self.counters.close()
                 await trio.to_thread.run_sync(self._remove)
                 with contextlib.suppress(Exception):
                     self._client.close()
@@ -321,6 +324,17 @@ class DockerBot(BotProcess):
                 if getattr(getattr(exc, "response", None), "status_code", None) == 404:
                     self._removed = True
                     return
+
+
+def _counters(client: Any, container_id: str) -> CpuCounters | None:
+    """The CPU accounting of the container's own cgroup, read from this host's /proc and
+    cgroup tree (the container's processes are the host's processes). None where the arena
+    cannot see them (a remote engine, no access to /sys/fs/cgroup): the wall clock's rule."""
+    try:
+        pid = int(client.api.inspect_container(container_id)["State"]["Pid"])
+    except Exception:
+        return None
+    return counters_of(pid, container_id) if pid > 0 else None
 
 
 # -- the launcher ----------------------------------------------------------------------------
@@ -376,6 +390,7 @@ class DockerLauncher(Launcher):
                 client.close()
             raise
         bot = DockerBot(spec, client, container_id, sock)
+        bot.counters = await trio.to_thread.run_sync(_counters, client, container_id)
         nursery.start_soon(bot._demux)
         nursery.start_soon(bot._watch_exit)
         return bot

@@ -651,6 +651,8 @@ class ProcessBot(BotProcess):
             if self._proc.stderr is not None:
                 with contextlib.suppress(Exception):
                     await self._proc.stderr.aclose()
+            if self.counters is not None:
+                self.counters.close()
             await self._cleanup()
 
     async def _cleanup(self) -> None:
@@ -801,6 +803,8 @@ class ProcessLauncher(Launcher):
                 raise SandboxFault(f"bot {spec.name}: cannot start the sandbox: {exc}") from exc
             raise
         bot = ProcessBot(spec, child, scratch, cgroup, lease, tuple(notes))
+        if cgroup is not None:
+            bot.counters = cgroup.cpu_counters()
         if spec.writable_workdir:
             bot.lent = workdir  # given back (owner, modes) whichever uid the bot ran as
         nursery.start_soon(bot._drain_stderr)

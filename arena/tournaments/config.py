@@ -23,7 +23,7 @@ from typing import Any
 
 from arena.errors import ArenaError
 from arena.games.base import MAX_TURNS
-from arena.referee.clock import TimeControl, TimeControlError
+from arena.referee.clock import CLOCKS, TimeControl, TimeControlError
 from arena.sandbox import Limits, LimitsError
 from arena.tournaments.sprt import SprtError, SprtParams
 from protocol.messages import SEED_MAX
@@ -43,6 +43,7 @@ _TOP_KEYS = (
     "bots",
     "games",
     "time_control",
+    "clock",
     "openings",
     "format",
     "sprt",
@@ -52,7 +53,9 @@ _TOP_KEYS = (
 )
 _BOT_KEYS = ("path", "command", "name", "challenger", "time_control", "args", "env", "options")
 _SPRT_KEYS = ("elo0", "elo1", "alpha", "beta", "model")
-_TC_KEYS = ("startup", "base", "increment", "move_time", "margin")
+_TC_KEYS = ("startup", "base", "increment", "move_time", "margin", "clock", "wall_cap")
+#: the numbers of a time control table (`clock` is a word)
+_TC_NUMBERS = ("startup", "base", "increment", "move_time", "margin", "wall_cap")
 
 
 #: bounds that keep a typo from building a schedule of billions of games
@@ -158,6 +161,18 @@ class TournamentConfig:
     #: a league's PostgreSQL URL: the games are played by its `arena league worker`s
     #: (arena/tournaments/remote.py); not part of the identity (where games run changes nothing)
     database: str | None = None
+
+    def with_clock(self, clock: str) -> TournamentConfig:
+        """The config with every time control charging `clock` (`arena tournament run
+        --clock`): the common one and each bot's own."""
+        bots = tuple(
+            b
+            if b.time_control is None
+            else dataclasses.replace(b, time_control=replace_clock(b.time_control, clock))
+            for b in self.bots
+        )
+        tc = replace_clock(self.time_control, clock)
+        return dataclasses.replace(self, time_control=tc, bots=bots)
 
     def identity(self, bot_names: list[str]) -> dict[str, Any]:
         """What every game's conditions depend on, by bot name and game label.
@@ -288,7 +303,30 @@ def _show(value: Any) -> str:
     return repr(value)
 
 
-def _time_control(c: _Checker, raw: Any, key: str = "time_control") -> TimeControl:
+def _time_control(
+    c: _Checker, raw: Any, key: str = "time_control", clock: Any = None
+) -> TimeControl:
+    """A time control: "BASE+INC" or a table; `clock` is a sibling `clock = "cpu"` key (the
+    table may say `clock` itself, not both)."""
+    tc = _time_control_only(c, raw, key)
+    if clock is None:
+        return tc
+    if isinstance(raw, Mapping) and "clock" in raw:
+        raise c.fail("clock", f"the clock is set in {key} already")
+    return dataclasses.replace(tc, clock=_clock(c, "clock", clock))
+
+
+def replace_clock(tc: TimeControl, clock: str) -> TimeControl:
+    return dataclasses.replace(tc, clock=clock)
+
+
+def _clock(c: _Checker, key: str, value: Any) -> str:
+    if value not in CLOCKS:
+        raise c.fail(key, f"expected one of {', '.join(CLOCKS)}, got {_show(value)}")
+    return str(value)
+
+
+def _time_control_only(c: _Checker, raw: Any, key: str) -> TimeControl:
     if raw is None:
         return TimeControl(base=10.0, increment=0.1)
     if isinstance(raw, str):
@@ -302,9 +340,11 @@ def _time_control(c: _Checker, raw: Any, key: str = "time_control") -> TimeContr
             ) from None
     t = c.table(key, raw, _TC_KEYS)
     kw: dict[str, Any] = {}
-    for k in _TC_KEYS:
+    for k in _TC_NUMBERS:
         if k in t:
             kw[k] = c.number(f"{key}.{k}", t[k], positive=k in ("startup", "base", "move_time"))
+    if "clock" in t:
+        kw["clock"] = _clock(c, f"{key}.clock", t["clock"])
     if kw.get("base") is None and "increment" in kw:
         raise c.fail(f"{key}.increment", f"needs {key}.base (a Fischer clock)")
     if kw.get("base") is None and kw.get("move_time") is None:
@@ -540,7 +580,7 @@ def config_from_dict(
         name=name,
         bots=bots,
         games=games,
-        time_control=_time_control(c, data.get("time_control")),
+        time_control=_time_control(c, data.get("time_control"), clock=data.get("clock")),
         results=Path(os.path.normpath(results)),
         seed=seed,
         rounds=rounds,

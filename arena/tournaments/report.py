@@ -11,6 +11,7 @@ import csv
 import io
 import itertools
 import math
+import re
 import shutil
 from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
@@ -265,8 +266,23 @@ def build_report(store: Store) -> dict[str, Any]:
         "pentanomial": pentanomial(bots, rows),
         "reasons": dict(reasons.most_common()),
         "voids": voids,
+        "host_stalls": host_stalls(voids),
         "runs": runs,
     }
+
+
+_HOST_STALL = re.compile(r"HostStall: host_stall: seat \d+ \((.*?)\) turn")
+
+
+def host_stalls(voids: Iterable[Mapping[str, Any]]) -> dict[str, int]:
+    """Voided attempts the machine caused (arena/referee/blame.py), by the bot it held up:
+    a bot that is often the one stalled may need more CPU than its share of the machine."""
+    found: Counter[str] = Counter()
+    for v in voids:
+        m = _HOST_STALL.match(str(v.get("reason", "")))
+        if m is not None:
+            found[m.group(1)] += 1
+    return dict(found.most_common())
 
 
 # --- views --------------------------------------------------------------------------------
@@ -335,6 +351,8 @@ def render_text(report: Mapping[str, Any], width: int | None = None) -> str:
         tc_text.append(f"{tc['base']:g}+{tc.get('increment', 0):g}")
     if tc.get("move_time") is not None:
         tc_text.append(f"{tc['move_time']:g}s/turn")
+    if tc.get("clock", "wall") != "wall":
+        tc_text.append(f"{tc['clock']} clock")
     console.print(
         f"Tournament {report.get('tournament')}: {prog['played']}/{prog['scheduled']} games"
         + ("" if prog["complete"] else f" ({prog['missing']} missing)")
@@ -346,6 +364,11 @@ def render_text(report: Mapping[str, Any], width: int | None = None) -> str:
         console.print(f"{report['sprt']['bot']}: {report['sprt']['summary']}")
     if prog["voided_attempts"]:
         console.print(f"Voided attempts (arena-side failures, replayed): {prog['voided_attempts']}")
+    if report.get("host_stalls"):
+        console.print(
+            "  of which host stalls (the machine held a bot up past the bound), by bot: "
+            + ", ".join(f"{k} {v}" for k, v in report["host_stalls"].items())
+        )
     if prog["unplayable"]:
         console.print(f"Unplayable after repeated voids: {', '.join(prog['unplayable'])}")
 

@@ -146,6 +146,11 @@ class ReplayBuilder:
         last["scores"] = list(after.scores())
         last["status"] = _status(after)
         last["elapsed_turn"] = entry.get("elapsed", 0.0)
+        if entry.get("accounting") not in (None, "none"):
+            # the turn's accounting (docs/record.md): numbers only, the page formats them
+            last["account"] = {
+                k: float(entry.get(k, 0.0)) for k in ("cpu", "wait", "late", "host", "charged")
+            }
         turn_steps[0]["first_of_turn"] = True
         self.steps.extend(turn_steps)
         self.before = after.clone()

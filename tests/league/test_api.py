@@ -199,7 +199,8 @@ def test_records_are_public_but_stderr_and_logs_are_the_owners(client, world):
     gid = world.games[0]  # random-py (alice) in seat 0, strong (bob) in seat 1
     record = client.get(f"/api/v1/games/{gid}/record").json()
     assert record["format"] == "arena-record/1"
-    assert record["stderr"] == ["", ""] and record["logs"] == []
+    # left out, not blanked: a client cannot mistake them for an empty stderr
+    assert "stderr" not in record and "logs" not in record
     error(client.get(f"/api/v1/games/{gid}/logs"), 401)
     mine = client.get(f"/api/v1/games/{gid}/logs", headers=auth(world.alice_token)).json()
     assert [(s["seat"], s["bot"]) for s in mine["seats"]] == [(0, "random-py")]
@@ -262,9 +263,11 @@ def test_a_submission_becomes_a_validating_version(client, world, tmp_path):
     )
     assert resp.status_code == 202, resp.text
     answer = resp.json()
-    assert (answer["bot"], answer["version"], answer["state"]) == ("alices-bot", 1, "validating")
+    # the pages' word: waiting behind other validations (nothing validates in this test)
+    assert (answer["bot"], answer["version"], answer["state"]) == ("alices-bot", 1, "queued")
+    assert answer["status"] == "queued"
     v = client.get(answer["url"]).json()
-    assert v["state"] == "validating" and v["validation"] is None
+    assert v["state"] == "queued" and v["validation"] is None
     stored = world.settings.archives_dir.rglob(v["archive_sha256"])
     assert len(list(stored)) == 1
     # the same name as a multipart form: version 2
@@ -320,3 +323,30 @@ def test_submissions_are_rate_limited_per_account(client, world, tmp_path):
     for _ in range(2):  # bob's house bot counts as one of the 3 per hour
         assert client.post("/api/v1/bots", headers=headers, content=data).status_code == 202
     error(client.post("/api/v1/bots", headers=headers, content=data), 429)
+
+
+def test_games_are_listed_newest_first_by_the_time_they_finished(client, world):
+    """Two games scheduled in one order and finished in the other: the list (and a bot's, and
+    a variant's) shows the one that finished last first, as docs/league.md says."""
+    new = store.NewGame(
+        store.GameKind.RATED, "stripes", "stripes", {}, 9, (), {}, world.va.id, world.vb.id
+    )
+    with world.db.write() as conn:
+        early, late = store.create_game(conn, new), store.create_game(conn, new)
+        for gid, finished in (
+            (late, "2099-01-01T00:00:00.000Z"),
+            (early, "2099-01-01T00:00:01.000Z"),
+        ):
+            store.claim_game(conn, gid)
+            record = {"format": "arena-record/1", "result": {"winner": 0, "reason": "score"}}
+            assert store.record_result(conn, gid, 1, record)
+            # the later-scheduled game finished first (set, not waited for)
+            conn.execute(
+                store.games.update().where(store.games.c.id == gid).values(finished_at=finished)
+            )
+    world.league.cache.changed()
+    for query in ("", "?bot=random-py", "?variant=stripes"):
+        items = client.get(f"/api/v1/games{query}").json()["items"]
+        assert [g["id"] for g in items[:2]] == [early, late], query
+        stamps = [g["finished_at"] for g in items]
+        assert stamps == sorted(stamps, reverse=True), query

@@ -126,9 +126,10 @@ def make_tar(members: dict[str, bytes]) -> bytes:
     return buf.getvalue()
 
 
-def validated(server: Server, url: str):
-    v = server.get(url).json()
-    return v if v["state"] != "validating" else None
+def validated(server: Server, url: str, token: str):
+    """The version once validated, as its owner sees it (with the bot's stderr)."""
+    v = server.get(url, headers={"Authorization": f"Bearer {token}"}).json()
+    return v if v["state"] not in ("queued", "validating") else None
 
 
 def test_submissions_rated_games_and_sigkill_restart(league_dir, tmp_path):
@@ -141,13 +142,13 @@ def test_submissions_rated_games_and_sigkill_restart(league_dir, tmp_path):
         board = server.get("/api/v1/leaderboard/stripes").json()["items"]
         assert {"random-py", "strong"} <= {row["bot"] for row in board}
         results = {
-            name: server.wait_for(lambda u=u: validated(server, u), what=f"{name} validated")
+            name: server.wait_for(lambda u=u: validated(server, u, token), what=f"{name} validated")
             for name, u in urls.items()
         }
         assert results["random-c"]["state"] == "active", results["random-c"]["validation"]
         for name in ("crasher", "hog"):
             report = results[name]["validation"]
-            assert results[name]["state"] == "failed" and report["passed"] is False
+            assert results[name]["state"] == "rejected" and report["passed"] is False
             assert report["problem"], report
         assert "cannot load my weights" in results["crasher"]["validation"]["stderr_tail"]
         assert "memory" in results["hog"]["validation"]["problem"]

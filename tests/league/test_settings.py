@@ -59,6 +59,7 @@ def test_postgres_urls_pass_through(tmp_path: Path):
         ({"ratings": {"official_every": 0}}, "ratings.official_every"),
         ({"submissions": {"per_hour": -1}}, "submissions.per_hour"),
         ({"colour": "red"}, "colour"),
+        ({"clock": "gpu"}, "clock"),
     ],
 )
 def test_bad_keys_are_named(tmp_path: Path, data, key):
@@ -69,3 +70,11 @@ def test_bad_keys_are_named(tmp_path: Path, data, key):
 def test_a_missing_league_says_how_to_create_one(tmp_path: Path):
     with pytest.raises(ConfigError, match="arena league init"):
         load_settings(tmp_path)
+
+
+def test_the_clock_of_rated_games(tmp_path: Path):
+    """clock = "cpu" beside the time control (issue 19); the default file says "wall"."""
+    s = settings_from_dict({"time_control": "5+0.05", "clock": "cpu"}, root=tmp_path, where="x")
+    assert (s.time_control.base, s.time_control.clock) == (5.0, "cpu")
+    (tmp_path / "league.toml").write_text(DEFAULT_TOML.format(name="demo"))
+    assert load_settings(tmp_path).time_control.clock == "wall"

@@ -43,7 +43,7 @@ def test_submit_and_wait_for_validation(served, tmp_path: Path) -> None:
     assert proc.returncode == 0, proc.stderr
     lines = proc.stdout.splitlines()
     assert lines[0] == "submitted random-py version 1 (id 1)"
-    assert lines[1] == "validation: validating"
+    assert lines[1] == "validation: queued"
     assert lines[-1] == "validation: passed; random-py is on the ladder"
     version = server.get("/api/v1/bots/random-py/versions/1").json()
     assert version["state"] == "active"
@@ -61,7 +61,7 @@ def test_submit_and_wait_for_validation(served, tmp_path: Path) -> None:
     assert "validation: failed (games)" in out
     assert "  stripes as " in out and ": crashed: " in out
     assert "  stderr: no idea how to play stripes" in out
-    assert server.get("/api/v1/bots/crashy/versions/1").json()["state"] == "failed"
+    assert server.get("/api/v1/bots/crashy/versions/1").json()["state"] == "rejected"
 
 
 SNOOP = """import sys
@@ -103,7 +103,9 @@ def test_a_bot_cannot_read_another_version(served, tmp_path: Path) -> None:
         "league", "submit", server.url, str(snoop), "--token", token, "--wait", check=False
     )
     assert "validation: passed" in proc.stdout, proc.stdout
-    report = server.get("/api/v1/bots/snoop/versions/1").json()["validation"]
+    # the bot's stderr is its owner's: asked with the owner's token
+    auth = {"Authorization": f"Bearer {token}"}
+    report = server.get("/api/v1/bots/snoop/versions/1", headers=auth).json()["validation"]
     assert "hidden: FileNotFoundError" in report["games"][0]["stderr_tail"]
 
 

@@ -164,11 +164,12 @@ def test_the_status_stream_sends_the_final_report_escaped_and_ends(site):
                 "reason": "crash",
                 "problem": f"crashed {EVIL}",
                 "turns": 3,
-                "stderr_tail": "<b>bold</b> <img src=x onerror=alert(2)>",
+                "stderr_tail": "<b>bold</b> <img src=x onerror=alert(2)>\n<iframe src=//evil>",
                 "inconclusive": False,
             }
         ],
-        "stderr_tail": "<iframe src=//evil>",
+        # the failing game's stderr, as validation makes it; the page shows it once
+        "stderr_tail": "<b>bold</b> <img src=x onerror=alert(2)>\n<iframe src=//evil>",
         "warnings": [EVIL],
     }
     assert league.finish_validation_sync(vid, report)
@@ -181,6 +182,7 @@ def test_the_status_stream_sends_the_final_report_escaped_and_ends(site):
     html = status["html"]
     assert "<script>" not in html and "<img" not in html and "<iframe" not in html
     assert "&lt;img src=x onerror=alert(2)&gt;" in html and "&lt;iframe" in html
+    assert html.count("&lt;img src=x onerror=alert(2)&gt;") == 1
     page = client.get(url).text
     assert EVIL not in page and 'data-state="rejected"' in page
     assert 'http-equiv="refresh"' not in page  # final: nothing to follow

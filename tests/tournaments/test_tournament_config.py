@@ -85,6 +85,19 @@ def test_time_control_string_and_cli_concurrency(tmp_path: Path) -> None:
     assert cfg.concurrency == 1
 
 
+def test_the_clock_key_beside_or_inside_the_time_control(tmp_path: Path) -> None:
+    """clock = "cpu" (issue 19): beside a time control string, or inside its table."""
+    cfg = load_config(
+        write_config(tmp_path, two_bots_toml() + 'time_control = "5"\nclock = "cpu"\n')
+    )
+    assert (cfg.time_control.base, cfg.time_control.clock) == (5.0, "cpu")
+    text = two_bots_toml() + 'time_control = { move_time = 1, clock = "cpu", wall_cap = 2 }\n'
+    tc = load_config(write_config(tmp_path, text)).time_control
+    assert (tc.clock, tc.wall_cap) == ("cpu", 2.0)
+    assert load_config(write_config(tmp_path, two_bots_toml())).time_control.clock == "wall"
+    assert tc.to_dict()["clock"] == "cpu"  # what every game's hello and record carry
+
+
 def test_limits_table_is_the_ceiling_for_every_bot(tmp_path: Path) -> None:
     from arena.sandbox import Limits
 
@@ -147,6 +160,10 @@ BAD = [
     ("time_control = { speed = 1 }", "'time_control.speed'", "unknown key"),
     ("time_control = { base = 1e300 }", "'time_control'", "base must be at most 604800 s"),
     ('time_control = "5+1e300"', "'time_control'", "increment must be at most 604800 s"),
+    ('clock = "gpu"', "'clock'", "expected one of wall, cpu"),
+    ('time_control = { base = 5, clock = "cpu" }\nclock = "cpu"', "'clock'", "set in time_control"),
+    ("time_control = { base = 5, clock = 1 }", "'time_control.clock'", "expected one of"),
+    ("time_control = { base = 5, wall_cap = 0.5 }", "'time_control'", "wall_cap must be"),
     ("max_attempts = 0", "'max_attempts'", "at least 1"),
     ("rounds = 1000000000", "'rounds'", "at most 10000"),
     ("max_attempts = 1000000", "'max_attempts'", "at most 100"),

@@ -112,9 +112,12 @@ async def bot(request: Request) -> Response:
 
 
 async def version(request: Request) -> Response:
+    """Public; with its owner's (or an admin's) token, the validation report in full."""
     league = _league(request)
+    header = request.headers.get("authorization")
+    user = await league.authenticate(header) if header else None
     return JSONResponse(
-        await league.version(request.path_params["name"], _path_int(request, "number"))
+        await league.version(request.path_params["name"], _path_int(request, "number"), user)
     )
 
 

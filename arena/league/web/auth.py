@@ -2,10 +2,18 @@
 
 People log in with their API token (the same one the CLI and the API use; there are no
 passwords to leak). The session is Starlette's signed cookie (itsdangerous), HttpOnly and
-SameSite=Lax, holding only the user's id and a random CSRF token; the signing key is made on
-first use and kept in the league database, so every server process of one league accepts the
-same cookies and a restart logs nobody out. The user is looked up again on every request, so
-disabling an account ends its sessions at once.
+SameSite=Lax, holding only the user's id, the account's session epoch and a random CSRF token;
+the signing key is made on first use and kept in the league database, so every server process
+of one league accepts the same cookies and a restart logs nobody out.
+
+A signed cookie is valid until it expires wherever it was copied to, so ending a session is
+the server's business: each account has a `session_epoch` in the database, a session is good
+only while the epoch it carries is the account's, and logout, a new API token and disabling
+the account bump it, which ends EVERY session of that account at once, on every server
+process. We chose an epoch over a table of sessions because the user is looked up on every
+request anyway (so the check costs no query), nothing has to be pruned, and "log out
+everywhere" is what a person who logs out of a shared or stolen browser wants; the price is
+that logging out on one device logs out the others too.
 
 Every state-changing form carries the session's CSRF token in a hidden `csrf` field and its
 handler calls `check_csrf`, which also refuses a cross-origin `Origin` header. SameSite=Lax
@@ -77,8 +85,9 @@ async def current_user(request: Request) -> store.User | None:
     uid = request.session.get("uid")
     if isinstance(uid, int):
         user = await _league(request).read(store.user_by_id, uid)
-        if user is None or user.disabled:
+        if user is None or user.disabled or request.session.get("epoch") != user.session_epoch:
             request.session.pop("uid", None)
+            request.session.pop("epoch", None)
             user = None
     request.state.user = user
     return user
@@ -145,12 +154,18 @@ async def login(request: Request) -> Response:
     request.session.clear()
     request.state.user = user
     request.session["uid"] = user.id
+    request.session["epoch"] = user.session_epoch
     request.session["csrf"] = secrets.token_urlsafe(24)
     return RedirectResponse(target, status_code=303)
 
 
 async def logout(request: Request) -> Response:
+    """Ends every session of the account on the server (the cookie alone would stay valid
+    wherever it was copied), then this one's cookie."""
     await check_csrf(request)
+    user = await current_user(request)
+    if user is not None:
+        await _league(request).write(store.end_sessions, user.id)
     request.session.clear()
     return RedirectResponse("/", status_code=303)
 

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from arena.league.store import OUTCOMES, GameState, VersionState
+from arena.league.store import OUTCOMES, SHOWN_VERSION_STATES, GameState, VersionState
 
 
 def _nullable(t: str) -> dict[str, Any]:
@@ -103,7 +103,7 @@ SCHEMAS: dict[str, Any] = {
             "id": _INT,
             "bot": _STR,
             "number": _INT,
-            "state": {"enum": [str(s) for s in VersionState]},
+            "state": {"enum": list(SHOWN_VERSION_STATES)},
             "created_at": _STR,
             "activated_at": _nullable("string"),
             "archive_sha256": _STR,
@@ -172,8 +172,8 @@ SCHEMAS: dict[str, Any] = {
             "id": _INT,
             "bot": _STR,
             "version": _INT,
-            "state": _STR,
-            "status": _STR,
+            "state": {"enum": list(SHOWN_VERSION_STATES)},
+            "status": {"enum": list(SHOWN_VERSION_STATES)},
             "url": _STR,
         }
     ),
@@ -248,9 +248,22 @@ _PAGE_PARAMS = [
     _param("offset", "query", {"type": "integer", "minimum": 0}, "items to skip"),
 ]
 _ERR = {"description": "error", "content": {"application/json": {"schema": _ref("Error")}}}
+#: what any endpoint answers when the league itself failed (a bug, a corrupt stored archive):
+#: the generic error body; the traceback stays in the server's log
+_ERR500 = {
+    "description": "internal error (see the server log)",
+    "content": {"application/json": {"schema": _ref("Error")}},
+}
+
+
+def _err(description: str) -> dict[str, Any]:
+    return {**_ERR, "description": description}
 
 
 def _op(summary: str, schema: str, *, params=(), auth=False, status="200", errors=()) -> dict:
+    """An operation answering `status` with `schema`; `errors` are status codes, or (code,
+    description) pairs for a client to know when it comes; 401 with `auth`, 422 (a malformed
+    parameter) and 500 always."""
     responses: dict[str, Any] = {
         status: {
             "description": summary,
@@ -258,7 +271,11 @@ def _op(summary: str, schema: str, *, params=(), auth=False, status="200", error
         }
     }
     for code in (*errors, *(("401",) if auth else ()), "422"):
-        responses[code] = _ERR
+        if isinstance(code, tuple):
+            responses[code[0]] = _err(code[1])
+        elif code not in responses:
+            responses[code] = _ERR
+    responses["500"] = _ERR500
     op: dict[str, Any] = {"summary": summary, "parameters": list(params), "responses": responses}
     if auth:
         op["security"] = [{"bearer": []}]
@@ -280,7 +297,7 @@ PATHS: dict[str, Any] = {
                 _param("all", "query", _BOOL, "include retired and disabled versions"),
                 *_PAGE_PARAMS,
             ],
-            errors=("404",),
+            errors=(("404", "field variant: no such variant in this league"),),
         )
     },
     "/api/v1/bots": {
@@ -291,7 +308,32 @@ PATHS: dict[str, Any] = {
                 "Submitted",
                 auth=True,
                 status="202",
-                errors=("400", "403", "413", "415", "429"),
+                errors=(
+                    ("400", "field archive: not a tar.gz, tar or zip archive, or a corrupt one"),
+                    (
+                        "403",
+                        "field name: the manifest's name is another user's bot; field null: "
+                        "the bot is retired or disabled",
+                    ),
+                    (
+                        "413",
+                        "field archive: larger than the league's max_archive_mb, too many "
+                        "members, unpacks too large, a compression bomb",
+                    ),
+                    (
+                        "415",
+                        "field archive: a Content-Type other than application/gzip, "
+                        "application/x-gzip, application/x-tar, application/x-compressed-tar, "
+                        "application/zip, application/octet-stream or multipart/form-data",
+                    ),
+                    (
+                        "422",
+                        "field archive: an empty body, a form without the file field "
+                        "'archive', an archive rule; field bot.toml: the manifest does not "
+                        "load, reaches outside the bot, or has a bad name",
+                    ),
+                    ("429", "the account's hourly submissions are used up"),
+                ),
             ),
             "requestBody": {
                 "required": True,
@@ -309,12 +351,17 @@ PATHS: dict[str, Any] = {
         "get": _op("a bot and its versions", "BotDetail", params=[_NAME], errors=("404",))
     },
     "/api/v1/bots/{name}/versions/{number}": {
-        "get": _op(
-            "a version: manifest, validation report, ratings",
-            "VersionDetail",
-            params=[_NAME, _param("number", "path", _INT, "version number")],
-            errors=("404",),
-        )
+        "get": {
+            **_op(
+                "a version: manifest (the limits that apply), validation report, ratings; with"
+                " its owner's or an admin's token the report adds the bot's stderr_tail and"
+                " build_output",
+                "VersionDetail",
+                params=[_NAME, _param("number", "path", _INT, "version number")],
+                errors=("401", "404"),
+            ),
+            "security": [{}, {"bearer": []}],
+        }
     },
     "/api/v1/bots/{name}/disable": {
         "post": _op(
@@ -336,7 +383,7 @@ PATHS: dict[str, Any] = {
     },
     "/api/v1/games": {
         "get": _op(
-            "finished games, newest first",
+            "finished games, newest first by finish time (finished_at, then id)",
             "GamePage",
             params=[
                 _param("bot", "query", _STR, "games of this bot"),
@@ -344,7 +391,10 @@ PATHS: dict[str, Any] = {
                 _param("result", "query", {"enum": list(OUTCOMES)}, "as the bot saw it"),
                 *_PAGE_PARAMS,
             ],
-            errors=("400", "404"),
+            errors=(
+                ("400", "field result: ?result= without ?bot="),
+                ("404", "field bot: no such bot; field variant: no such variant"),
+            ),
         )
     },
     "/api/v1/games/{game_id}": {
@@ -354,7 +404,7 @@ PATHS: dict[str, Any] = {
     },
     "/api/v1/games/{game_id}/record": {
         "get": _op(
-            "the game's arena-record/1 (stderr and logs removed)",
+            "the game's arena-record/1, stderr and logs left out, no server paths",
             "Record",
             params=[_GID],
             errors=("404",),
@@ -401,6 +451,7 @@ PATHS: dict[str, Any] = {
                 },
                 "401": _ERR,
                 "404": _ERR,
+                "500": _ERR500,
             },
         }
     },
@@ -414,7 +465,8 @@ PATHS: dict[str, Any] = {
         "get": {
             "summary": "this description",
             "responses": {
-                "200": {"description": "OpenAPI 3.1", "content": {"application/json": {}}}
+                "200": {"description": "OpenAPI 3.1", "content": {"application/json": {}}},
+                "500": _ERR500,
             },
         }
     },

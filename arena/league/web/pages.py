@@ -19,6 +19,7 @@ POST without `confirm` only shows that page again), so it works without JavaScri
 
 from __future__ import annotations
 
+import dataclasses
 from collections import OrderedDict, defaultdict
 from typing import Any
 from urllib.parse import quote, urlencode
@@ -28,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from arena.league import store
+from arena.league import privacy, store
 from arena.league.errors import LeagueError
 from arena.league.service import League, bot_id_filter
 from arena.league.web.auth import check_csrf, current_user, require_user
@@ -395,7 +396,12 @@ def _bot_data(conn: Any, name: str) -> dict[str, Any] | None:
     detail = store.bot_detail(conn, name)
     if detail is None:
         return None
-    vs = store.bot_versions(conn, detail["id"])
+    # public: the reports without the bot's stderr and build output (its owner reads them on
+    # each version's submission page)
+    vs = [
+        dataclasses.replace(v, validation=privacy.public_report(v.validation))
+        for v in store.bot_versions(conn, detail["id"])
+    ]
     return {
         "bot": detail,
         "versions": vs,
@@ -438,6 +444,7 @@ async def bot_page(request: Request) -> Response:
         title=f"Bot {bot['name']}",
         bot=bot,
         versions=data["versions"],
+        states={v.id: league.version_state(v.state, v.id) for v in data["versions"]},
         ratings=data["ratings"],
         active=active,
         chart=chart if by_variant else None,

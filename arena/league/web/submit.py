@@ -7,7 +7,9 @@ the CSRF token stand in for the API's bearer token.
 
 A submission's page (`/submissions/{version id}`) shows where the version stands: queued
 (waiting behind other validations), validating (its entrance games are being played), then
-active or rejected with the validation report. The status block is one template; the page
+active or rejected with the validation report: the bot's stderr (a traceback shown once, whole,
+as preformatted text) only to its owner and admins, server paths made neutral for everyone
+(`arena.league.privacy`). The status block is one template; the page
 renders it, and the event stream (`/submissions/{id}/events`) sends it again, rendered, each
 time it changes, so the script only swaps it in. Without JavaScript the page refreshes itself
 until the validation is over.
@@ -22,7 +24,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from arena.league import store
+from arena.league import privacy, store
 from arena.league.errors import LeagueError
 from arena.league.service import League
 from arena.league.web.api import archive_form, archive_from_form, check_declared_size
@@ -105,8 +107,9 @@ def _version_id(request: Request) -> int:
     return int(raw)
 
 
-async def _status(league: League, version_id: int) -> dict[str, Any]:
-    """Everything the status block shows (404 for an unknown id)."""
+async def _status(league: League, version_id: int, user: Any = None) -> dict[str, Any]:
+    """Everything the status block shows (404 for an unknown id): the report as its owner
+    (or an admin) may read it, with the bot's stderr, else as everyone may."""
 
     def run(conn: Any) -> dict[str, Any]:
         v = store.version(conn, version_id)
@@ -120,16 +123,20 @@ async def _status(league: League, version_id: int) -> dict[str, Any]:
 
     info = await league.read(run)
     v = info["version"]
-    state = {"failed": "rejected"}.get(v.state, v.state)
-    if v.state == store.VersionState.VALIDATING:
-        state = "validating" if league.validations.current == v.id else "queued"
+    state = league.version_state(v.state, v.id)
+    owner = league.sees_private(user, v.owner_id)
+    if owner:
+        report = privacy.owner_report(v.validation, v.path or None)
+    else:
+        report = privacy.public_report(v.validation)
     return {
         "v": v,
         "state": state,
         "final": state in FINAL,
         "ahead": info["ahead"],
         "step": league.validations.step if state == "validating" else "",
-        "report": v.validation,
+        "report": report,
+        "owner": owner,
         "variants": league.variants,
     }
 
@@ -139,8 +146,8 @@ def _fragment(status: dict[str, Any]) -> str:
 
 
 async def submission_page(request: Request) -> Response:
-    await current_user(request)
-    status = await _status(_league(request), _version_id(request))
+    user = await current_user(request)
+    status = await _status(_league(request), _version_id(request), user)
     v = status["v"]
     return render(
         request,
@@ -154,14 +161,15 @@ async def submission_events(request: Request) -> Response:
     """The status block, rendered, now and after every change, until it is final."""
     league = _league(request)
     version_id = _version_id(request)
-    await _status(league, version_id)  # a 404 is a plain answer, not a stream
+    user = await current_user(request)
+    await _status(league, version_id, user)  # a 404 is a plain answer, not a stream
 
     async def produce(emit: Emit) -> None:
         sent = None
         signal = league.validations.signal
         while True:
             seen = signal.generation
-            status = await _status(league, version_id)
+            status = await _status(league, version_id, user)
             html = _fragment(status)
             if html != sent:
                 await emit("status", {"state": status["state"], "html": html})

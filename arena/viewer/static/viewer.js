@@ -321,6 +321,13 @@
         }
         var took = s.elapsed_turn !== undefined ? s.elapsed_turn : s.elapsed;
         if (took) stepLine.appendChild(el("span", "arena-status", "  " + fmtElapsed(took)));
+        var a = s.account;
+        if (a) {
+          var acct = "  (CPU " + fmtElapsed(a.cpu) + ", wait " + fmtElapsed(a.wait);
+          if (a.host) acct += ", host " + fmtElapsed(a.host);
+          acct += ", charged " + fmtElapsed(a.charged) + ")";
+          stepLine.appendChild(el("span", "arena-status arena-account", acct));
+        }
       }
       for (var seat = 0; seat < 2; seat++) {
         scoreCells[seat].textContent = s.scores ? String(s.scores[seat]) : "";

@@ -1,0 +1,215 @@
+"""A bot's CPU accounting as the kernel keeps it: what the referee's blame is measured from.
+
+For every reply the referee needs the CPU time of all the bot's tasks and, per task, how long it
+was runnable but waiting for a CPU (arena/referee/blame.py). Both come from the bot's own
+cgroup, which every descendant is in whatever it does (a bot has no capability to leave it):
+
+- CPU time: the cgroup's counter (v2 `cpu.stat` usage_usec, v1 `cpuacct.usage`), which keeps
+  the time of tasks that have exited, so a helper cannot burn CPU and vanish before the reply;
+- the tasks: the cgroup's thread list (v2 `cgroup.threads`, v1 `tasks`), and for each task its
+  scheduler statistics, /proc/<tid>/schedstat (CPU ns, run-queue wait ns, time slices);
+- throttling by the bot's own CPU quota (docker's `--cpus`): v1 `cpu.stat` throttled_time,
+  v2 `cpu.stat` throttled_usec, where the cgroup has one.
+
+Not the cgroup's CPU pressure (`cpu.pressure`, v2 and this machine's hybrid unified tree): its
+`full` total is a per-CPU state averaged over the CPUs, weighted by each CPU's non-idle time
+counted in jiffies, so a sample every few milliseconds loses what happened below a jiffy and a
+bot with one task stalled on one CPU and one running on another reads as half stalled. The
+per-task statistics are exact to the nanosecond and the blame bounds them soundly.
+
+Without a cgroup of its own (ARENA_NO_CGROUP, an unprivileged arena) nothing is counted: a
+process that starts and ends inside one reply could not be seen by any scan of /proc, and its
+CPU time would be missing. The referee then keeps the wall clock's plain rule and the record says
+so (`accounting: "none"`).
+
+Reads are one `pread` on a descriptor kept open for the bot's life (the per-reply cost is
+measured in benchmarks/referee.py); a bot with more than MAX_TASKS tasks has the waits of the
+first MAX_TASKS read, which can only lower what is forgiven to it, never raise it.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from dataclasses import dataclass
+
+#: the tasks whose run-queue wait is read per reply (the rest count by their CPU time only)
+MAX_TASKS = 32
+
+_RDONLY = os.O_RDONLY | os.O_CLOEXEC
+
+
+@dataclass(frozen=True, slots=True)
+class Sample:
+    """The counters at one moment (nanoseconds)."""
+
+    cpu: int
+    throttled: int
+    #: tid -> (CPU ns, run-queue wait ns)
+    tasks: dict[int, tuple[int, int]]
+
+
+class CpuCounters:
+    """Kept descriptors on one bot's counters. `sample()` at any moment, `close()` once."""
+
+    def __init__(
+        self,
+        source: str,
+        cpu_path: str,
+        cpu_v2: bool,
+        tasks_path: str,
+        throttle_path: str | None = None,
+        throttle_v2: bool = False,
+    ) -> None:
+        #: what the record names as the source of the figures
+        self.source = source
+        self._cpu_v2 = cpu_v2
+        self._throttle_v2 = throttle_v2
+        self._cpu_fd: int | None = None
+        self._tasks_fd: int | None = None
+        self._throttle_fd: int | None = None
+        self._task_fds: dict[int, int] = {}
+        try:
+            self._cpu_fd = os.open(cpu_path, _RDONLY)
+            self._tasks_fd = os.open(tasks_path, _RDONLY)
+            if throttle_path is not None:
+                self._throttle_fd = os.open(throttle_path, _RDONLY)
+        except OSError:
+            self.close()
+            raise
+
+    def sample(self) -> Sample | None:
+        """The counters now; None once they cannot be read (the cgroup is gone)."""
+        cpu_fd, tasks_fd = self._cpu_fd, self._tasks_fd
+        if cpu_fd is None or tasks_fd is None:
+            return None
+        try:
+            raw = os.pread(cpu_fd, 256, 0)
+            listed = os.pread(tasks_fd, 4096, 0)
+        except OSError:
+            return None
+        if self._cpu_v2:  # "usage_usec N\n..."
+            cpu = int(raw.split(None, 2)[1]) * 1000
+        else:
+            cpu = int(raw)
+        throttled = 0
+        if self._throttle_fd is not None:
+            throttled = self._throttled(self._throttle_fd)
+        tasks: dict[int, tuple[int, int]] = {}
+        fds = self._task_fds
+        for word in listed.split()[:MAX_TASKS]:
+            tid = int(word)
+            fd = fds.get(tid)
+            try:
+                if fd is None:
+                    fd = fds[tid] = os.open(f"/proc/{tid}/schedstat", _RDONLY)
+                stat = os.pread(fd, 128, 0).split()
+            except OSError:  # the task exited: its CPU time stays in the cgroup's counter
+                if fd is not None:
+                    os.close(fds.pop(tid))
+                continue
+            tasks[tid] = (int(stat[0]), int(stat[1]))
+        if len(fds) > len(tasks):
+            for tid in [t for t in fds if t not in tasks]:
+                os.close(fds.pop(tid))
+        return Sample(cpu, throttled, tasks)
+
+    def held(self, earlier: Sample, now: Sample, interval: float) -> bool:
+        """Is the bot held off the CPU right now: a task of it runnable (state R) while the
+        whole bot used under a tenth of the `interval` (seconds) between the two samples? A
+        task's run-queue wait only shows in its statistics once it runs again, so a bot
+        stalled at the moment the referee looks is seen this way. Busy threads that keep one
+        of their own waiting are no stall: the bot's CPU time moves."""
+        least = 0.1 * interval * 1e9
+        if now.cpu - earlier.cpu >= least:
+            return False
+        for tid, (cpu, _) in now.tasks.items():
+            was = earlier.tasks.get(tid)
+            if was is not None and cpu - was[0] >= least:
+                continue
+            try:
+                with open(f"/proc/{tid}/stat", "rb") as f:
+                    stat = f.read()
+            except OSError:
+                continue
+            if stat[stat.rfind(b")") + 2 : stat.rfind(b")") + 3] == b"R":
+                return True
+        return False
+
+    def _throttled(self, fd: int) -> int:
+        try:
+            text = os.pread(fd, 1024, 0)
+        except OSError:
+            return 0
+        key = b"throttled_usec" if self._throttle_v2 else b"throttled_time"
+        for line in text.splitlines():
+            name, _, value = line.partition(b" ")
+            if name == key:
+                return int(value) * (1000 if self._throttle_v2 else 1)
+        return 0
+
+    def close(self) -> None:
+        for fd in (self._cpu_fd, self._tasks_fd, self._throttle_fd, *self._task_fds.values()):
+            if fd is not None:
+                with contextlib.suppress(OSError):
+                    os.close(fd)
+        self._cpu_fd = self._tasks_fd = self._throttle_fd = None
+        self._task_fds = {}
+
+
+def counters_of(pid: int, own: str, root: str = "/sys/fs/cgroup") -> CpuCounters | None:
+    """The counters of the cgroup(s) process `pid` is in, if they are its own: the cgroup's
+    path must contain `own` (the bot's cgroup name, the container's id), never a parent that
+    other processes share. None when there is no such cgroup or its files cannot be opened."""
+    try:
+        with open(f"/proc/{pid}/cgroup", "rb") as f:
+            lines = f.read().decode(errors="replace").splitlines()
+    except OSError:
+        return None
+    v2_path = None
+    v1: dict[str, str] = {}
+    for line in lines:
+        _, controllers, path = [*line.split(":", 2), "", ""][:3]
+        if own not in path:
+            continue
+        if controllers == "":
+            v2_path = path
+        for c in controllers.split(","):
+            v1[c] = path
+    # the throttling of the bot's own quota: v1 cpu controller, or v2 cpu.stat (below)
+    throttle: tuple[str, bool] | None = None
+    if "cpu" in v1:
+        for mount in ("cpu", "cpu,cpuacct"):
+            stat = f"{root}/{mount}{v1['cpu']}/cpu.stat"
+            if os.path.exists(stat):
+                throttle = (stat, False)
+                break
+    if v2_path is not None:
+        base = root if os.path.exists(f"{root}/cgroup.controllers") else f"{root}/unified"
+        d = f"{base}{v2_path}"
+        stat = f"{d}/cpu.stat"
+        if os.path.exists(stat) and os.path.exists(f"{d}/cgroup.threads"):
+            if throttle is None and b"throttled_usec" in _head(stat):
+                throttle = (stat, True)
+            with contextlib.suppress(OSError):
+                return CpuCounters("cgroup v2", stat, True, f"{d}/cgroup.threads", *_t(throttle))
+    if "cpuacct" in v1:
+        for mount in ("cpuacct", "cpu,cpuacct"):
+            d = f"{root}/{mount}{v1['cpuacct']}"
+            if os.path.exists(f"{d}/cpuacct.usage"):
+                with contextlib.suppress(OSError):
+                    usage = f"{d}/cpuacct.usage"
+                    return CpuCounters("cgroup v1", usage, False, f"{d}/tasks", *_t(throttle))
+    return None
+
+
+def _t(throttle: tuple[str, bool] | None) -> tuple[str | None, bool]:
+    return (None, False) if throttle is None else throttle
+
+
+def _head(path: str) -> bytes:
+    try:
+        with open(path, "rb") as f:
+            return f.read(1024)
+    except OSError:
+        return b""
