@@ -52,6 +52,7 @@ from arena.league.settings import play_clock_problem
 from arena.referee.clock import TimeControl, TimeControlError
 from arena.referee.human import HumanIO, HumanPlayer
 from arena.referee.match import TurnEvent
+from arena.referee.record import reason_text
 from arena.viewer.replay import action_cells
 
 #: how many unread lines the page may send ahead (more are dropped: a person clicks slowly)
@@ -218,6 +219,7 @@ class BrowserIO(HumanIO):
             result = {k: event.get(k) for k in ("result", "winner", "reason", "detail", "scores")}
             # the person is not the bot's owner: the referee's words without its stderr
             result["detail"] = privacy.public_detail(result["detail"])
+            result["reason_text"] = reason_text(result["reason"])  # what the page shows
             self.finish({**result, "you": event.get("you")})
 
     def finish(self, result: dict[str, Any] | None, message: str = "") -> None:

@@ -99,9 +99,21 @@ def void_kind_of(reason: str) -> VoidKind:
     return VoidKind.INTERNAL_ERROR
 
 
+#: the void kinds in words, for the pages (as arena.referee.record.REASON_WORDS for results)
+VOID_WORDS: dict[str, str] = {
+    VoidKind.SANDBOX_FAULT: "the sandbox failed",
+    VoidKind.REFEREE_FAULT: "the referee failed",
+    VoidKind.WORKER_LOST: "its worker was lost",
+    VoidKind.INTERNAL_ERROR: "internal error",
+    VoidKind.SERVER_STOPPED: "the server stopped",
+    VoidKind.ARCHIVE_FAULT: "a bot's archive could not be fetched",
+}
+
+
 class VersionState(StrEnum):
     """A submitted version: validating -> active (plays rated games) or failed; retired when a
-    newer version of its bot becomes active; disabled by an admin."""
+    newer version of its bot becomes active or its owner retires the bot; disabled by an
+    admin."""
 
     VALIDATING = "validating"
     ACTIVE = "active"
@@ -773,9 +785,9 @@ def set_version_state(conn: Connection, version_id: int, state: VersionState) ->
 
 def set_bot_disabled(conn: Connection, bot_id: int, disabled: bool, by: str = "admin") -> bool:
     """Disable a bot (`by` "admin", or "owner": retired): it leaves matchmaking (its active
-    version is disabled) and keeps its games. Enabling it again puts back its newest version
-    that had passed validation as active, and any version disabled while it was validating
-    back in the validation queue."""
+    version, and any still validating, is disabled, or retired when its owner retired it) and
+    keeps its games. Enabling it again puts back its newest version that had passed validation
+    as active, and any version stopped while it was validating back in the validation queue."""
     done = conn.execute(
         bots.update()
         .where(bots.c.id == bot_id)
@@ -788,22 +800,25 @@ def set_bot_disabled(conn: Connection, bot_id: int, disabled: bool, by: str = "a
                 versions.c.bot_id == bot_id,
                 versions.c.state.in_([VersionState.ACTIVE, VersionState.VALIDATING]),
             )
-            .values(state=VersionState.DISABLED)
+            .values(state=VersionState.RETIRED if by == "owner" else VersionState.DISABLED)
         )
         return done == 1
     mine = versions.c.bot_id == bot_id
+    stopped = versions.c.state.in_([VersionState.DISABLED, VersionState.RETIRED])
     newest = conn.execute(
         sa.select(sa.func.max(versions.c.id)).where(mine, versions.c.activated_at.is_not(None))
     ).scalar()
     if newest is not None:
+        # the newest ever activated: the one that was active when the bot was stopped (the
+        # versions a newer one replaced are older)
         conn.execute(
             versions.update()
-            .where(versions.c.id == newest, versions.c.state == VersionState.DISABLED)
+            .where(versions.c.id == newest, stopped)
             .values(state=VersionState.ACTIVE)
         )
     conn.execute(
         versions.update()
-        .where(mine, versions.c.state == VersionState.DISABLED, versions.c.validation.is_(None))
+        .where(mine, stopped, versions.c.validation.is_(None))
         .values(state=VersionState.VALIDATING)
     )
     return done == 1
@@ -1449,6 +1464,18 @@ def leaderboard(
     ]
 
 
+def leaderboard_size(conn: Connection, variant: str) -> int:
+    """How many versions `leaderboard` lists for `variant` (the active ones): a page past the
+    end says which page is the last."""
+    return int(
+        conn.execute(
+            sa.select(sa.func.count())
+            .select_from(ratings.join(versions, versions.c.id == ratings.c.version_id))
+            .where(ratings.c.variant == variant, versions.c.state == VersionState.ACTIVE)
+        ).scalar_one()
+    )
+
+
 @functools.cache
 def _leaderboard_statement(include_retired: bool, sort: str, descending: bool) -> sa.Select:
     """The leaderboard's query, built once per shape (variant, limit, offset bound at run
@@ -1900,6 +1927,19 @@ def queue(conn: Connection, *, limit: int, offset: int) -> list[dict[str, Any]]:
         .order_by(running, games.c.priority.desc(), games.c.id)
         .limit(limit)
         .offset(offset)
+    )
+    return [game_dict(r) for r in rows]
+
+
+def in_flight(conn: Connection, *, limit: int) -> list[dict[str, Any]]:
+    """The games in flight, oldest claim first: every game a slot or a worker has claimed
+    (state running), whether or not its bots have started. The one definition the home
+    page's count and /live's list share (web/live.py `in_flight_games`)."""
+    rows = conn.execute(
+        _games_select()
+        .where(games.c.state == GameState.RUNNING)
+        .order_by(games.c.claimed_at, games.c.id)
+        .limit(limit)
     )
     return [game_dict(r) for r in rows]
 

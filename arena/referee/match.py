@@ -280,6 +280,8 @@ class _Referee:
         self.channels: list[Seat | None] = [None, None]
         self.want_legal = [False, False]
         self.log_bytes = [0, 0]
+        #: the turn being played (asked for) now: a log line records it; None before the first
+        self.turn_playing: int | None = None
         self.t0 = 0.0
         self.callback_error: _CallerError | None = None
         #: the referee thread's scheduler statistics, for the lateness of every reply
@@ -585,6 +587,7 @@ class _Referee:
             channel = self.channels[seat]
             assert channel is not None
             turn_no = state.turn_number()
+            self.turn_playing = turn_no
             entries: list[dict[str, Any]] = []
             entry: dict[str, Any] = {
                 "turn": turn_no,
@@ -780,7 +783,10 @@ class _Referee:
             return
         self.log_bytes[seat] += size
         t = round(arrived - self.t0, 6)
-        record.logs.append({"seat": seat, "t": t, "message": message})
+        entry: dict[str, Any] = {"seat": seat, "t": t, "message": message}
+        if self.turn_playing is not None:  # a line logged before the first turn has none
+            entry["turn"] = self.turn_playing
+        record.logs.append(entry)
         if self.on_log is not None:
             self._notify(self.on_log, LogEvent(seat, t, message))
 

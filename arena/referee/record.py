@@ -28,6 +28,38 @@ FORFEIT_REASONS = (
     "memory_limit",
 )
 
+#: every reason code a game can end by, in words, for pages and reports: the engines' (each
+#: rules page lists its own) and the arena's (docs/protocol.md#6). One table, so a page never
+#: shows a code where words belong; `reason_text` falls back to the code with spaces for a code
+#: added without words.
+REASON_WORDS: dict[str, str] = {
+    # by the rules (arena/games)
+    "board_full": "board full",
+    "repetition": "threefold repetition",
+    "max_turns": "turn limit reached",
+    "no_moves": "no move left",
+    "stuck": "a player could not move",
+    "both_passed": "both passed",
+    "tie_last_pass": "both passed with equal scores",
+    "blocked": "blocked (four failed moves)",
+    "resign": "resignation",
+    # by the arena: forfeits (FORFEIT_REASONS) and the draw when neither bot starts
+    "time_forfeit": "out of time",
+    "illegal_action": "illegal move",
+    "protocol_error": "protocol error",
+    "crash": "bot crashed",
+    "failed_start": "bot failed to start",
+    "memory_limit": "over its memory limit",
+    "both_failed_start": "both bots failed to start",
+}
+
+
+def reason_text(code: str | None) -> str:
+    """A reason code in words ("max_turns" -> "turn limit reached")."""
+    if not code:
+        return ""
+    return REASON_WORDS.get(code, code.replace("_", " "))
+
 
 class RecordError(ArenaError):
     """A record file that cannot be read or does not replay."""

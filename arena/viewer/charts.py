@@ -160,9 +160,15 @@ def line_chart(
     width: int = 720,
 ) -> str:
     """Lines through each series' (x, y) points, one colour per series, with a legend: the
-    league's ratings over games. Series names are escaped (bot names, variants)."""
-    left, right, top, plot_h = 52, 16, 30, 200
-    legend_h = 18 * ((len(series) + 2) // 3)
+    league's ratings over games. Series names are escaped (bot names, variants).
+
+    The text is 12 px at the drawing's own `width`: a page shrinks the drawing to its box, so
+    it draws a narrow one (`width` under 600: fewer ticks, the legend in one column) for a
+    phone, where the wide one's text would shrink to half and be unreadable."""
+    narrow = width < 600
+    left, right, top, plot_h = (44, 10, 30, 180) if narrow else (52, 16, 30, 200)
+    columns = 1 if narrow else 3
+    legend_h = 18 * ((len(series) + columns - 1) // columns)
     plot_w = width - left - right
     height = top + plot_h + 40 + legend_h
     xs = [p[0] for _, pts in series for p in pts] or [0.0, 1.0]
@@ -185,21 +191,21 @@ def line_chart(
         f'<rect x="{left}" y="{top}" width="{plot_w}" height="{plot_h}" fill="#fafafc" '
         f'stroke="#d9d9de"/>',
     ]
-    for t in _ticks(y_lo, y_hi, 5):
+    for t in _ticks(y_lo, y_hi, 4 if narrow else 5):
         parts.append(
             f'<line x1="{left}" y1="{y(t):.1f}" x2="{left + plot_w}" y2="{y(t):.1f}" '
             f'stroke="#e3e3e8"/><text x="{left - 6}" y="{y(t) + 4:.1f}" {_FONT} '
             f'text-anchor="end" fill="#555">{t:g}</text>'
         )
-    for t in _ticks(x_lo, x_hi, 6):
+    for t in _ticks(x_lo, x_hi, 4 if narrow else 6):
         if t == int(t):
             parts.append(
                 f'<text x="{x(t):.1f}" y="{top + plot_h + 16}" {_FONT} text-anchor="middle" '
                 f'fill="#555">{int(t)}</text>'
             )
     parts.append(
-        f'<text x="{left + plot_w / 2}" y="{top + plot_h + 32}" {_FONT} text-anchor="middle" '
-        f'fill="#555">{escape(x_label)}</text>'
+        f'<text x="{(left + plot_w / 2) if not narrow else width / 2}" y="{top + plot_h + 32}" '
+        f'{_FONT} text-anchor="middle" fill="#555">{escape(x_label)}</text>'
     )
     if not any(pts for _, pts in series):
         parts.append(
@@ -218,8 +224,8 @@ def line_chart(
                 f'<polyline points="{line}" fill="none" stroke="{colour}" stroke-width="2" '
                 f'stroke-linejoin="round"/>'
             )
-        lx = left + (i % 3) * (plot_w / 3)
-        ly = top + plot_h + 50 + 18 * (i // 3)
+        lx = left + (i % columns) * (plot_w / columns)
+        ly = top + plot_h + 50 + 18 * (i // columns)
         parts.append(
             f'<rect x="{lx:.1f}" y="{ly - 9}" width="12" height="4" fill="{colour}"/>'
             f'<text x="{lx + 18:.1f}" y="{ly - 3}" {_FONT}>{escape(name)}</text>'

@@ -19,7 +19,7 @@ from typing import Any
 
 from arena.games import State, game_class
 from arena.referee.clock import TimeControl
-from arena.referee.record import GameRecord
+from arena.referee.record import GameRecord, reason_text
 
 REPLAY_FORMAT = "arena-replay/1"
 
@@ -68,7 +68,7 @@ def _status(state: State) -> str:
     colours = state.game.colours
     result = state.result()
     if result is not None:
-        return result.detail or result.reason
+        return result.detail or reason_text(result.reason)
     seat = state.current_player()
     todo = state.actions_remaining()
     return f"turn {state.turn_number()}: {colours[seat or 0]} to move ({todo} action(s) left)"
@@ -136,7 +136,8 @@ class ReplayBuilder:
             turn_steps.append(step)
         if entry.get("resigned") or not turn_steps:
             # a turn without an action: a resignation, or a forfeit before any action
-            note = "resigns" if entry.get("resigned") else self.record.result.get("reason", "")
+            reason = self.record.result.get("reason")
+            note = "resigns" if entry.get("resigned") else reason_text(reason)
             turn_steps.append({**common, "action": None, "note": note, "cells": {}, "elapsed": 0.0})
         # the end of the turn (an early end, a finished game) is the engine's word on it
         last = turn_steps[-1]
@@ -200,6 +201,8 @@ class ReplayBuilder:
                 "result": result.get("result"),
                 "winner": result.get("winner"),
                 "reason": result.get("reason"),
+                # the code in words (REASON_WORDS), what the viewer shows
+                "reason_text": reason_text(result.get("reason")),
                 "detail": result.get("detail", ""),
                 "scores": result.get("scores"),
             },

@@ -344,6 +344,28 @@ def driver_fixture(width: int = 1280, height: int = 1000) -> Any:
     return driver
 
 
+#: the phone the pages are checked on: its CSS width and height
+PHONE = (390, 844)
+
+
+def phone_fixture() -> Any:
+    """A module-scoped `driver` fixture like `driver_fixture`, emulating a phone (PHONE, a
+    mobile viewport: the page's meta viewport applies, and a page wider than the screen makes
+    the layout viewport wider, which `document.documentElement.scrollWidth` shows)."""
+
+    @pytest.fixture(scope="module")
+    def driver(chromium: Any) -> Iterator[Any]:
+        with chromium(1280, 1000) as d:
+            width, height = PHONE
+            d.execute_cdp_cmd(
+                "Emulation.setDeviceMetricsOverride",
+                {"width": width, "height": height, "deviceScaleFactor": 1, "mobile": True},
+            )
+            yield d
+
+    return driver
+
+
 def wait(driver: Any, condition: Any, timeout: float, what: str) -> Any:
     """WebDriverWait, failing with what the page and the browser said."""
     from selenium.common.exceptions import TimeoutException
@@ -360,9 +382,9 @@ def wait(driver: Any, condition: Any, timeout: float, what: str) -> Any:
 
 
 def console_errors(driver: Any) -> list[dict]:
-    """SEVERE console entries but the missing favicon (not a page of ours)."""
+    """SEVERE console entries (a missing favicon included: the league serves one)."""
     logs = driver.get_log("browser")
-    return [e for e in logs if e["level"] == "SEVERE" and "favicon.ico" not in e["message"]]
+    return [e for e in logs if e["level"] == "SEVERE"]
 
 
 def browser_login(driver: Any, server: Server, path: str, token: str) -> None:

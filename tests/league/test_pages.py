@@ -139,7 +139,7 @@ def test_the_leaderboard_shows_ratings_owners_forfeits_and_a_chart(client, world
     by_bot = {r[1]: r for r in rows}
     # the fourth game: strong in seat 0 won on time, random-py forfeited
     loser = "random-py"
-    assert by_bot[loser][-1] == "1 (time 1)"
+    assert by_bot[loser][-1] == "1 (out of time 1)"  # the reason code in words
     assert by_bot[loser][6] == "5" and by_bot["strong"][6] == "5"
     assert "<svg" in html and "polyline" in html and "strong v1" in html
     assert client.get("/leaderboard").text.count('href="/leaderboard/') == 2
@@ -270,25 +270,33 @@ def test_owners_and_admins_see_logs_others_do_not(client, world):
 
 
 def test_retire_and_reactivate_need_the_owner_and_a_csrf_token(client, world):
-    def post(action: str, csrf: str | None = None) -> object:
+    def post(action: str, csrf: str | None = None, confirm: bool = True) -> object:
         page = client.get("/bots/random-py").text
         token = csrf or (csrf_of(page) if 'name="csrf"' in page else "x")
-        return client.post(
-            "/bots/random-py/retire",
-            data={"csrf": token, "action": action},
-            follow_redirects=False,
-        )
+        data = {"csrf": token, "action": action, **({"confirm": "yes"} if confirm else {})}
+        return client.post("/bots/random-py/retire", data=data, follow_redirects=False)
 
     assert post("retire").status_code == 303  # a visitor: to the login form
     login(client, world.bob_token)
     assert post("retire").status_code == 403
+    assert client.get("/bots/random-py/retire").status_code == 403
     login(client, world.alice_token)
     assert post("retire", csrf="forged").status_code == 403
     assert "Retire this bot" in client.get("/bots/random-py").text
+    # retiring asks first: without the box ticked nothing changes, and the page asks again
+    confirm_page = client.get("/bots/random-py/retire")
+    assert confirm_page.status_code == 200 and 'name="confirm"' in confirm_page.text
+    unconfirmed = post("retire", confirm=False)
+    assert unconfirmed.status_code == 422 and "Tick the box" in unconfirmed.text
+    board = world.league.read_sync(store.leaderboard, "stripes", limit=9, offset=0)
+    assert sorted(r["bot"] for r in board) == ["random-py", "strong"]
     resp = post("retire")
     assert resp.status_code == 303 and resp.headers["location"] == "/bots/random-py"
     html = client.get("/bots/random-py").text
     assert "retired" in html and "Reactivate this bot" in html
+    # its version reads retired, not disabled (an admin's word)
+    versions = cells(html, "versions")
+    assert versions[0][1] == "retired", versions
     board = world.league.read_sync(store.leaderboard, "stripes", limit=9, offset=0)
     assert [r["bot"] for r in board] == ["strong"]
     assert post("reactivate").status_code == 303
@@ -370,3 +378,33 @@ def test_any_sort_shows_the_same_rows_with_the_ratings_ranks(world, sort, descen
     known = [r for r in base if r[sort] is not None]
     expected = sorted(known, key=lambda r: r[sort], reverse=descending)
     assert rows == expected + [r for r in base if r[sort] is None]
+
+
+def test_home_and_live_count_the_same_games_in_flight(client, world):
+    """A game claimed but not started yet (a slot claims its next game ahead) is in flight on
+    both pages or on neither: one definition, one query (store.in_flight)."""
+    assert "0 in flight" in client.get("/").text
+    assert "No game is being played right now" in client.get("/live").text
+    with world.db.write() as conn:
+        assert store.claim_game(conn, world.queued) is not None
+    world.league.cache.changed()  # what the pages read was cached before the claim
+    home, live = client.get("/").text, client.get("/live").text
+    assert "1 in flight" in home
+    for html in (home, live):
+        rows = cells(html, "live-games")
+        assert [r[0] for r in rows] == [str(world.queued)], rows
+        assert f'href="/live/{world.queued}"' in html  # its watch link
+        no_markup(html)  # the players are a hostile owner's bots
+
+
+def test_a_watch_link_to_a_game_that_is_over_says_so(client, world):
+    gid = world.games[0]
+    resp = client.get(f"/live/{gid}", follow_redirects=False)
+    assert resp.status_code == 303 and resp.headers["location"] == f"/games/{gid}?ended=1"
+    assert "ended before you got here" in client.get(resp.headers["location"]).text
+    assert "ended before" not in client.get(f"/games/{gid}").text
+    with world.db.write() as conn:
+        store.claim_game(conn, world.queued)
+    assert client.get(f"/live/{world.queued}", follow_redirects=False).headers["location"] == (
+        f"/games/{world.queued}"
+    )

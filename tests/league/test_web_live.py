@@ -43,7 +43,8 @@ def read_events(response: httpx.Response):
 
 
 def game_in_flight(server: Server) -> int | None:
-    m = re.search(r'href="/games/(\d+)"', server.get("/live").text)
+    """A game being played here now (not one claimed ahead, still waiting for its slot)."""
+    m = re.search(r'<tr data-game-id="(\d+)" data-live>', server.get("/live").text)
     return int(m.group(1)) if m else None
 
 
@@ -128,19 +129,53 @@ def site(tmp_path):
         yield client, league
 
 
+def claimed_game(league, names: tuple[str, str]) -> int:
+    """A rated game between two bots of these names (straight into the store: one is a name
+    the API would refuse), claimed by a slot: in flight, not started."""
+    from arena.league import store
+
+    with league.db.write() as conn:
+        owner = store.add_user(conn, "owner", "owner-token")
+        versions = []
+        for i, name in enumerate(names):
+            v = store.add_version(
+                conn,
+                owner_id=owner.id,
+                bot_name=name,
+                archive_sha256="0" * 64,
+                path=f"/bots/{i}",
+                manifest={},
+            )
+            store.finish_validation(conn, v.id, {"passed": True}, True, ["stripes"])
+            versions.append(v.id)
+        game = store.NewGame(
+            store.GameKind.RATED, "stripes", "stripes", {}, 1, (), {}, versions[0], versions[1]
+        )
+        gid = store.create_game(conn, game)
+        assert store.claim_game(conn, gid) is not None
+    league.cache.changed()
+    return gid
+
+
 def test_the_live_list_names_games_in_flight_escaped_and_remote_games_are_said(site):
     client, league = site
     assert "No game is being played right now" in client.get("/live").text
     evil = "<script>alert(1)</script>"
+    gid = claimed_game(league, (evil, "b"))
+    page = client.get("/live").text  # claimed, not started: in flight all the same
+    assert f'href="/games/{gid}"' in page and "next on its slot" in page
+    assert evil not in page and "&lt;script&gt;" in page
     tc = TimeControl(base=5.0).to_dict()
     match = {"game": "stripes", "options": {}, "seed": 1, "time_control": tc}
-    league.live.start(7, "stripes", match, [evil, "b"])
+    league.live.start(gid, "stripes", match, [evil, "b"])
     page = client.get("/live").text
-    assert 'href="/games/7"' in page and evil not in page and "&lt;script&gt;" in page
-    assert league.live.get(7).frames()["players"][0]["name"] == evil  # data, drawn as text
-    league.live.end(7)
+    assert f'href="/games/{gid}"' in page and "next on its slot" not in page
+    assert evil not in page and "&lt;script&gt;" in page
+    assert league.live.get(gid).frames()["players"][0]["name"] == evil  # data, drawn as text
+    league.live.end(gid)
     league.live.local = False
-    assert "played by remote workers" in client.get("/live").text
+    page = client.get("/live").text
+    assert "played by remote workers" in page and "on a worker" in page
     assert client.get("/games/99/live").status_code == 404
     assert client.get("/live/99").status_code == 404
 

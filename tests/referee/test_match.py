@@ -279,6 +279,29 @@ async def test_logs_are_recorded_truncated_and_capped():
     assert not record.result["forfeit"], record.result
 
 
+async def test_each_log_line_records_the_turn_being_played():
+    """A line logged while the referee waits for the bot's reply carries that turn's number
+    (docs/record.md); one logged before the first turn carries none. The opponent's lines
+    between turns carry the turn being played when they arrived."""
+    record = await play_match(config("papagra", tbot("log_turns"), tbot("log_between"), seed=3))
+    mine = [log for log in record.logs if log["seat"] == 0]
+    assert mine[0]["message"] == "before ready" and "turn" not in mine[0]
+    asked = mine[1:]
+    assert asked and all(log["message"] == f"turn {log['turn']}" for log in asked), asked
+    # every turn of its own that it was asked for is there, in order
+    own = sorted({t["turn"] for t in record.turns if t["seat"] == 0})
+    assert [log["turn"] for log in asked] == sorted(log["turn"] for log in asked)
+    assert {log["turn"] for log in asked} == set(own)
+    between = [log for log in record.logs if log["seat"] == 1]
+    # "thinking after turn N" is read while turn N is still being played, during the
+    # opponent's turn N+1, or at the latest with the bot's next reply (turn N+2)
+    assert between and all(
+        log["turn"] - int(log["message"].rsplit(" ", 1)[1]) in (0, 1, 2) for log in between
+    )
+    assert [log["turn"] for log in between] == sorted(log["turn"] for log in between)
+    assert GameRecord.from_dict(record.to_dict()) == record  # the field survives a round trip
+
+
 async def test_multi_action_turns_are_asked_for_again():
     record = await play_match(config("papagra", tbot("good"), tbot("good"), seed=5))
     later = [t for t in record.turns if t["turn"] > 1]

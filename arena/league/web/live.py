@@ -16,10 +16,19 @@ A reader keeps its own count of the steps it has sent and waits on the game's si
 own cancel scope, so a slow or vanished page never holds up a game (see live.py).
 
 The pages: `/live` lists the games in flight; a game's own page (`/games/{id}`, web/pages.py,
-which `/live/{id}` redirects to) includes `_live_game.html` with `live_context(...)` while the
-game is queued or running, and shows it in the shared viewer advancing by itself
-(static/live.js); `live_games(league)` gives the home page the same list. Without JavaScript the
-game page shows the position when it was made and refreshes itself every few seconds.
+which `/live/{id}` redirects to, saying so when the game is over by the time it is opened)
+includes `_live_game.html` with `live_context(...)` while the game is queued or running, and
+shows it in the shared viewer advancing by itself (static/live.js). Without JavaScript the game
+page shows the position when it was made and refreshes itself every few seconds.
+
+In flight means one thing everywhere: claimed by a slot or a worker (`store.in_flight`, state
+running), started or not; `in_flight_games` reads it once for /live's list and for the home
+page's count and list, with the turns so far of the games this server plays. Both pages update
+themselves: `/live/events` and `/live/events/home` are event streams of a `status` event
+carrying the block the page shows (`_live_list.html`, `_home_live.html`, rendered and escaped
+here) whenever it changes: at once when a game here starts or ends (`LiveGames.changed`), and
+within `BLOCK_POLL` seconds for what only the database knows (remote workers' games, the queue,
+recent results).
 """
 
 from __future__ import annotations
@@ -31,12 +40,20 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
+from arena.league import store
 from arena.league.errors import LeagueError
 from arena.league.live import LiveGame
 from arena.league.service import League
 from arena.league.web.auth import current_user
-from arena.league.web.render import render
+from arena.league.web.render import render, render_block
 from arena.league.web.sse import PING, Emit, EventStream
+
+#: games in flight a page lists (a league plays a few dozen at once at most)
+IN_FLIGHT_LIMIT = 100
+#: recent games on the home page
+RECENT_GAMES = 10
+#: seconds between a block stream's looks at the database (for what no signal here announces)
+BLOCK_POLL = 2.0
 
 
 def _league(request: Request) -> League:
@@ -50,23 +67,79 @@ def _game_id(request: Request) -> int:
     return int(raw)
 
 
-def live_games(league: League) -> list[dict[str, Any]]:
-    """The games this server is playing now, oldest first: id, variant, bots, turns so far,
-    started_at. Empty when games are played by remote workers (`league.live.local` False)."""
-    return league.live.list()
+def _in_flight_data(conn: Any, limit: int) -> dict[str, Any]:
+    return {
+        "games": store.in_flight(conn, limit=limit),
+        "counts": store.counts(conn),
+        "recent": store.list_games(conn, limit=RECENT_GAMES, offset=0),
+    }
+
+
+async def in_flight_games(league: League) -> dict[str, Any]:
+    """The games in flight (`store.in_flight`), each with `live`: its summary (turns so far,
+    watchers) while this server plays it, else None (claimed but not started yet, or played by
+    a remote worker); `more`: the list stopped at IN_FLIGHT_LIMIT; `counts` (games by state)
+    and `recent` (the last finished games), read in the same transaction, for the home page."""
+    data = await league.cached_read(_in_flight_data, IN_FLIGHT_LIMIT)
+    games = []
+    for g in data["games"]:
+        live = league.live.get(g["id"])
+        games.append({**g, "live": live.summary() if live is not None else None})
+    return {
+        "games": games,
+        "more": len(games) >= IN_FLIGHT_LIMIT,
+        "counts": data["counts"],
+        "recent": data["recent"],
+        "local": league.live.local,
+    }
+
+
+def _block_context(data: dict[str, Any]) -> dict[str, Any]:
+    from arena.league.web.pages import reason_words
+
+    return {**data, "reason_words": reason_words}
 
 
 async def live_page(request: Request) -> Response:
     await current_user(request)
     league = _league(request)
-    return render(
-        request, "live.html", title="Live games", games=live_games(league), local=league.live.local
-    )
+    data = await in_flight_games(league)
+    return render(request, "live.html", title="Live games", **_block_context(data))
+
+
+def _block_events(request: Request, template: str) -> EventStream:
+    """A stream of `status` events carrying `template` rendered afresh whenever it changes."""
+    league = _league(request)
+
+    async def produce(emit: Emit) -> None:
+        sent = None
+        while True:
+            seen = league.live.changed.generation
+            html = render_block(template, **_block_context(await in_flight_games(league)))
+            if html != sent:
+                await emit("status", {"html": html, "state": "live"})
+                sent = html
+            with trio.move_on_after(BLOCK_POLL):
+                await league.live.changed.wait_past(seen)
+
+    return EventStream(produce)
+
+
+async def live_events(request: Request) -> Response:
+    return _block_events(request, "_live_list.html")  # type: ignore[return-value]
+
+
+async def home_events(request: Request) -> Response:
+    return _block_events(request, "_home_live.html")  # type: ignore[return-value]
 
 
 async def watch_page(request: Request) -> Response:
-    """A game's own page (web/pages.py) is where it is watched, live or replayed."""
-    return RedirectResponse(f"/games/{_game_id(request)}", status_code=303)
+    """A game's own page (web/pages.py) is where it is watched, live or replayed; a game that
+    ended before its watcher came is opened at its end with a word saying so (`?ended`)."""
+    game_id = _game_id(request)
+    game = await _league(request).game(game_id)
+    over = game["state"] not in (store.GameState.QUEUED, store.GameState.RUNNING)
+    return RedirectResponse(f"/games/{game_id}{'?ended=1' if over else ''}", status_code=303)
 
 
 async def live_context(league: League, game_id: int) -> dict[str, Any]:
@@ -156,6 +229,8 @@ async def _send_frames(game: LiveGame, emit: Emit) -> None:
 def live_routes() -> list[Route]:
     return [
         Route("/live", live_page),
+        Route("/live/events", live_events),
+        Route("/live/events/home", home_events),
         Route("/live/{game_id}", watch_page),
         Route("/games/{game_id}/live", game_events),
     ]

@@ -3,13 +3,18 @@
 
 Server-rendered from templates (every value autoescaped: bot names, owners, logs and stderr are
 hostile) and complete without JavaScript: sorting is links (`?sort=&dir=`), the rating charts
-are SVG drawn here (arena/viewer/charts.py), lists page by links; only the replay's stepping
-needs the viewer's script. Each page is a few indexed queries whatever the number of games
-(the league benchmark times them on a million): lists are bounded, the games list pages by key
+are SVG drawn here (arena/viewer/charts.py, twice: wide, and narrow for a phone, where the
+wide drawing's text would shrink to unreadable), lists page by links; only the replay's
+stepping needs the viewer's script. A page past the end of a list is a 404 that says so and
+links to the last page (`past_end`), never an empty list that reads like an empty league.
+Each page is a few indexed queries whatever the number of games (the league benchmark times
+them on a million): lists are bounded, the games list pages by key
 (`?before=ID`), histories read the last few hundred seats of an index range.
 
 Owner-only parts: a game's stderr and logs (`League.logs`, 403 for others) and the bot page's
-retire/reactivate form (`League.retire_bot`), a POST checked against CSRF.
+retire/reactivate form (`League.retire_bot`), a POST checked against CSRF. Retiring asks first:
+the button leads to a page that says what retiring does, whose form needs its box ticked (a
+POST without `confirm` only shows that page again), so it works without JavaScript.
 """
 
 from __future__ import annotations
@@ -28,10 +33,10 @@ from arena.league import privacy, store
 from arena.league.errors import LeagueError
 from arena.league.service import League, bot_id_filter
 from arena.league.web.auth import check_csrf, current_user, require_user
-from arena.league.web.live import _replay, live_context, live_games
+from arena.league.web.live import _replay, in_flight_games, live_context
 from arena.league.web.render import render
 from arena.referee.channel import STDERR_SEPARATOR
-from arena.tournaments.report import FORFEIT_KINDS, KIND_ORDER
+from arena.referee.record import reason_text
 from arena.viewer.charts import line_chart
 
 #: rows per page of the leaderboard and of the games list
@@ -46,6 +51,8 @@ BOT_GAMES = 20
 BOT_OPPONENTS = 10
 BOT_CROSSTABLE_GAMES = 2000
 BOT_HISTORY = 400
+#: the drawing widths of a chart: for a wide screen, and for a phone (pages show one by CSS)
+CHART_WIDE, CHART_NARROW = 720, 380
 #: the leaderboard columns, as (sort key, heading, numeric, default direction)
 COLUMNS = (
     ("rank", "#", True, "asc"),
@@ -119,8 +126,35 @@ def reason_words(game: dict[str, Any], *, full: bool = False) -> str:
         detail = detail.partition(STDERR_SEPARATOR)[0]
     if detail:
         return detail
-    reason = game.get("reason") or game.get("state") or ""
-    return reason.replace("_", " ")
+    return reason_text(game.get("reason") or game.get("state"))
+
+
+def charts(series: list[tuple[str, Any]], *, title: str, x_label: str) -> Markup:
+    """A line chart drawn twice, wide and narrow (the page shows the one that fits)."""
+    wide = line_chart(series, title=title, x_label=x_label, width=CHART_WIDE)
+    narrow = line_chart(series, title=title, x_label=x_label, width=CHART_NARROW)
+    return Markup(f'<div class="chart-wide">{wide}</div><div class="chart-narrow">{narrow}</div>')
+
+
+def past_end(request: Request, what: str, last: str | None, last_label: str) -> Response:
+    """A page number (or key) past the end of a list: a 404 that says so and links to the last
+    page there is."""
+    return render(
+        request,
+        "past_end.html",
+        status=404,
+        title="Past the end",
+        what=what,
+        last=last,
+        last_label=last_label,
+    )
+
+
+def seconds_words(seconds: float) -> str:
+    """300 -> "5 minutes", 90 -> "90 s" (how often the official Elo is refitted)."""
+    if seconds >= 120 and seconds % 60 == 0:
+        return f"{int(seconds // 60)} minutes"
+    return f"{seconds:g} s"
 
 
 def _result_for(game: dict[str, Any], bot: str) -> str:
@@ -140,30 +174,23 @@ def _result_for(game: dict[str, Any], bot: str) -> str:
 
 
 def _home_data(conn: Any, variants: tuple[str, ...]) -> dict[str, Any]:
-    return {
-        "tops": {v: store.leaderboard(conn, v, limit=3, offset=0) for v in variants},
-        "counts": store.counts(conn),
-        "running": store.queue(conn, limit=20, offset=0),
-        "recent": store.list_games(conn, limit=10, offset=0),
-    }
+    return {"tops": {v: store.leaderboard(conn, v, limit=3, offset=0) for v in variants}}
 
 
 async def home(request: Request) -> Response:
+    """The variants' top bots, then the part that moves (`_home_live.html`: counts, games in
+    flight, recent games), which follows the league by itself (web/live.py)."""
     await current_user(request)
     league = _league(request)
 
     data = await league.cached_read(_home_data, tuple(league.variants))
-    running = [g for g in data["running"] if g["state"] == "running"]
     return render(
         request,
         "home.html",
         variants=league.settings.games,
         tops=data["tops"],
-        counts=data["counts"],
-        running=running,
-        live=live_games(league),
-        recent=data["recent"],
         reason_words=reason_words,
+        **await in_flight_games(league),
     )
 
 
@@ -200,6 +227,8 @@ def _leaderboard_data(
     top = store.leaderboard(conn, variant, limit=CHART_BOTS, offset=0)
     return {
         "rows": rows,
+        # only a page past the end needs the size (to name the last page)
+        "size": store.leaderboard_size(conn, variant) if offset and not rows else None,
         "forfeits": store.forfeit_kinds(conn, variant, [r["version_id"] for r in rows]),
         "history": [
             (
@@ -222,7 +251,17 @@ async def leaderboard(request: Request) -> Response:
 
     data = await league.cached_read(_leaderboard_data, variant, sort, descending, offset)
     rows = data["rows"][:LEADERBOARD_PAGE]
-    chart = line_chart(
+    order = {"sort": sort, "dir": "desc" if descending else "asc"}
+    if data["size"] is not None:
+        last = max(1, -(-data["size"] // LEADERBOARD_PAGE))
+        return past_end(
+            request,
+            f"The leaderboard of {variant} has {last} page{'s' if last != 1 else ''}: "
+            f"page {page} is past its end.",
+            "?" + urlencode({**order, "page": last}),
+            f"page {last}, the last",
+        )
+    chart = charts(
         [(name, _numbered(points, games)) for name, games, points in data["history"]],
         title=f"Rating (\u03bc \u2212 3\u03c3) of the top {CHART_BOTS} over their last games",
         x_label="games played in this variant",
@@ -243,18 +282,15 @@ async def leaderboard(request: Request) -> Response:
         variant=variant,
         rows=rows,
         forfeits=data["forfeits"],
-        kinds=FORFEIT_KINDS,
-        kind_order=KIND_ORDER,
         columns=COLUMNS,
+        refit=seconds_words(league.settings.official_every),
         sort=sort,
         descending=descending,
         link=link,
         page=page,
         more=len(data["rows"]) > LEADERBOARD_PAGE,
-        page_query=lambda p: (
-            "?" + urlencode({"sort": sort, "dir": "desc" if descending else "asc", "page": p})
-        ),
-        chart=Markup(chart),
+        page_query=lambda p: "?" + urlencode({**order, "page": p}),
+        chart=chart,
     )
 
 
@@ -313,6 +349,13 @@ async def games_list(request: Request) -> Response:
     page, more = rows[:GAMES_PAGE], len(rows) > GAMES_PAGE
     failed = state == store.GameState.FAILED
     keep = {k: v for k, v in (("variant", variant), ("bot", bot), ("state", failed and state)) if v}
+    if before is not None and not page:
+        return past_end(
+            request,
+            f"No game older than game {before} is listed here: that is past the end of the list.",
+            "?" + urlencode(keep) if keep else "/games",
+            "the newest games",
+        )
     older = "?" + urlencode({**keep, "before": page[-1]["id"]}) if more and page else None
     return render(
         request,
@@ -345,6 +388,8 @@ async def game_page(request: Request) -> Response:
         request,
         "game.html",
         title=f"Game {game_id}",
+        # come by a watch link for a game that ended since: the page says so
+        ended=bool(request.query_params.get("ended")) and game["state"] in ("finished", "failed"),
         game=game,
         seats=seats,
         replay=replay,
@@ -407,7 +452,7 @@ async def bot_page(request: Request) -> Response:
         points.append((len(points), p.rating))
     n = len(data["history"])
     last = f"its last {n}" if n == BOT_HISTORY else f"its {n}"
-    chart = line_chart(
+    chart = charts(
         sorted(by_variant.items()),
         title=f"Rating (\u03bc \u2212 3\u03c3) over {last} rated games, by variant",
         x_label="its rated games in the variant (all versions, oldest first)",
@@ -422,7 +467,7 @@ async def bot_page(request: Request) -> Response:
         states={v.id: league.version_state(v.state, v.id) for v in data["versions"]},
         ratings=data["ratings"],
         active=active,
-        chart=Markup(chart) if by_variant else None,
+        chart=chart if by_variant else None,
         games=data["games"],
         crosstable=data["crosstable"],
         crosstable_games=BOT_CROSSTABLE_GAMES,
@@ -434,6 +479,31 @@ async def bot_page(request: Request) -> Response:
     )
 
 
+async def _retire_page(request: Request, user: store.User, name: str, error: str = "") -> Response:
+    league = _league(request)
+    data = await league.cached_read(_bot_data, name)
+    if data is None or data["bot"]["name"].startswith(store.HUMAN_PREFIX):
+        raise LeagueError(f"no bot {name!r}", status=404)
+    bot = data["bot"]
+    if not (user.is_admin or user.id == bot["owner_id"]):
+        raise LeagueError("only the bot's owner or an admin can do this", status=403)
+    return render(
+        request,
+        "retire.html",
+        status=422 if error else 200,
+        title=f"Retire {bot['name']}?",
+        bot=bot,
+        active=next((v for v in data["versions"] if v.state == "active"), None),
+        error=error,
+    )
+
+
+async def retire_confirm(request: Request) -> Response:
+    """GET: the confirmation step before retiring (what it does, a box to tick)."""
+    user = await require_user(request)
+    return await _retire_page(request, user, request.path_params["name"])
+
+
 async def retire(request: Request) -> Response:
     user = await require_user(request)
     form = await check_csrf(request)
@@ -441,6 +511,9 @@ async def retire(request: Request) -> Response:
     action = form.get("action")
     if action not in ("retire", "reactivate"):
         raise LeagueError("action: expected retire or reactivate", status=422, field="action")
+    if action == "retire" and form.get("confirm") != "yes":
+        # not confirmed (the box left empty, or a form without it): ask, change nothing
+        return await _retire_page(request, user, name, "Tick the box to confirm.")
     await _league(request).retire_bot(user, name, action == "retire")
     return RedirectResponse(f"/bots/{quote(name)}", status_code=303)
 
@@ -454,5 +527,6 @@ def page_routes() -> list[Route]:
         Route("/games/{game_id}", game_page),
         Route("/games/{game_id}/logs", game_logs),
         Route("/bots/{name}", bot_page),
+        Route("/bots/{name}/retire", retire_confirm, methods=["GET"]),
         Route("/bots/{name}/retire", retire, methods=["POST"]),
     ]

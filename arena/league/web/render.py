@@ -4,22 +4,31 @@ Every page goes through `render`, so every page is autoescaped (bot names, logs 
 hostile), knows who is logged in, carries the CSRF token for its forms, and is sent with a
 Content-Security-Policy that allows scripts and styles from this server only: even if some
 value slipped past the escaping, no inline script would run. Static files (the league's CSS and
-the shared replay viewer's JS/CSS) are served by `static_routes`, never from a CDN.
+the shared replay viewer's JS/CSS, the favicon) are served by `static_routes`, never from a CDN.
+
+Two filters keep the pages saying things one way: `when` writes every timestamp in one format
+("2026-01-31 12:34 UTC") inside a `<time datetime>` that machines read, and `words` writes a
+reason code (a game's end, a voided attempt's kind) in the words of the one table beside the
+codes (arena.referee.record.REASON_WORDS, arena.league.store.VOID_WORDS).
 """
 
 from __future__ import annotations
 
+import re
 from functools import cache
 from pathlib import Path
 from typing import Any
 
 import jinja2
+from markupsafe import Markup, escape
 from starlette.requests import Request
-from starlette.responses import HTMLResponse
-from starlette.routing import Mount
+from starlette.responses import FileResponse, HTMLResponse
+from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
+from arena.league.store import VOID_WORDS
 from arena.league.web.auth import csrf_token
+from arena.referee.record import reason_text
 from arena.viewer import static_path as viewer_static_path
 
 CSP = (
@@ -39,6 +48,30 @@ def static_dir() -> Path:
     return Path(__file__).with_name("static")
 
 
+#: a stored timestamp: ISO 8601 in UTC, as now_iso writes it (or with +00:00)
+_ISO = re.compile(r"(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d)(:\d\d(?:\.\d+)?)?(Z|[+-]00:?00)?$")
+
+
+def when(value: Any) -> Markup:
+    """A timestamp as the pages show it: `<time datetime="ISO">2026-01-31 12:34 UTC</time>`,
+    the seconds in its tooltip. Anything else (None, a date only) is shown as it is."""
+    text = "" if value is None else str(value)
+    m = _ISO.match(text)
+    if m is None:
+        return escape(text)
+    day, minute, seconds = m.group(1), m.group(2), (m.group(3) or ":00")[:3]
+    machine = f"{day}T{minute}{seconds}Z"
+    return Markup(
+        f'<time datetime="{machine}" title="{day} {minute}{seconds} UTC">{day} {minute} UTC</time>'
+    )
+
+
+def words(code: Any) -> str:
+    """A reason code (a game's end, a void's kind) in words."""
+    text = "" if code is None else str(code)
+    return VOID_WORDS.get(text) or reason_text(text)
+
+
 @cache
 def environment() -> jinja2.Environment:
     env = jinja2.Environment(
@@ -47,7 +80,15 @@ def environment() -> jinja2.Environment:
         trim_blocks=True,
         lstrip_blocks=True,
     )
+    env.filters["when"] = when
+    env.filters["words"] = words
     return env
+
+
+def render_block(template: str, **context: Any) -> str:
+    """A part of a page (no layout, no user): what an event stream sends to replace a block
+    the page shows, escaped as the page itself is."""
+    return environment().get_template(template).render(**context)
 
 
 def render(request: Request, template: str, *, status: int = 200, **context: Any) -> HTMLResponse:
@@ -66,8 +107,19 @@ def render(request: Request, template: str, *, status: int = 200, **context: Any
     return HTMLResponse(body, status_code=status, headers=HEADERS)
 
 
-def static_routes() -> list[Mount]:
+async def favicon(request: Request) -> FileResponse:
+    """Browsers ask for /favicon.ico whatever the page says: the league's icon, shipped with
+    the package (pyproject's package-data), cached for a day."""
+    return FileResponse(
+        static_dir() / "favicon.ico",
+        media_type="image/x-icon",
+        headers={"Cache-Control": "public, max-age=86400"},
+    )
+
+
+def static_routes() -> list[Mount | Route]:
     return [
+        Route("/favicon.ico", favicon),
         Mount("/static/viewer", StaticFiles(directory=viewer_static_path()), name="viewer"),
         Mount("/static", StaticFiles(directory=static_dir()), name="static"),
     ]

@@ -8,6 +8,12 @@
  * A game in flight grows: `viewer.append(steps)` adds the steps of new turns (a viewer showing
  * the last step follows them), as the league's live pages do.
  *
+ * Where it opens: at the step the address names (`#step=N`, or `#end`), else where the
+ * element's data-start says ("end", or a step number; a page whose headline already gives the
+ * result opens at the end), else at the start. An element with data-arena-hash keeps the
+ * address at the step shown once someone steps (`#step=N`, replaced, not pushed), so a
+ * position can be linked, and follows the address when it changes.
+ *
  * Every text that came from a bot (names, logs, actions, details) is written with textContent,
  * never as markup. Only the board SVG and its cell groups, which the engine drew, are markup.
  * No network access, no dependencies.
@@ -48,6 +54,12 @@
     return v < 1 ? (v * 1000).toFixed(1) + " ms" : v.toFixed(2) + " s";
   }
 
+  // a stored timestamp (2026-01-31T12:34:56.789Z) as the league's pages write every one
+  function fmtTime(iso) {
+    var m = /^(\d{4}-\d\d-\d\d)[T ](\d\d:\d\d)/.exec(String(iso || ""));
+    return m ? m[1] + " " + m[2] + " UTC" : String(iso || "");
+  }
+
   function resultText(data) {
     var r = data.result || {};
     if (!r.result) return "no result recorded";
@@ -56,9 +68,18 @@
       var p = data.players[r.winner];
       who = p.colour + " (" + p.name + ") wins";
     }
-    var text = r.result + "  " + who + " by " + r.reason;
+    // the reason in words (replay.py's reason_text); older replay data has only the code
+    var why = r.reason_text || String(r.reason || "").replace(/_/g, " ");
+    var text = r.result + " \u00b7 " + who + (why ? " \u00b7 " + why : "");
     if (r.scores) text += "; scores " + r.scores.join("-");
     return text;
+  }
+
+  // the step an address names: "#step=12" -> 12, "#end" -> last; null for none
+  function stepFromHash(hash, last) {
+    if (hash === "#end") return last;
+    var m = /^#step=(\d+)$/.exec(hash || "");
+    return m ? Math.min(Number(m[1]), last) : null;
   }
 
   function mount(root, data) {
@@ -74,7 +95,7 @@
       return k + "=" + data.options[k];
     }).join(", ");
     root.appendChild(el("p", "arena-meta", [data.game, opts, "time control " +
-      (data.time_control || "?"), "seed " + data.seed, data.started_at || ""].filter(Boolean)
+      (data.time_control || "?"), "seed " + data.seed, fmtTime(data.started_at)].filter(Boolean)
       .join(" \u00b7 ")));
     var playersBox = el("div", "arena-players");
     var playerNodes = data.players.map(function (p) {
@@ -327,6 +348,10 @@
       scrollMoves(moveButtons[pos]);
       resultBox.classList.toggle("arena-at-end", pos === n - 1);
       root.setAttribute("data-step", String(pos));
+      if (keepHash && window.history && window.history.replaceState) {
+        var address = "#step=" + pos;
+        if (window.location.hash !== address) window.history.replaceState(null, "", address);
+      }
     }
 
     function onKey(e) {
@@ -357,7 +382,20 @@
       show(follow ? n - 1 : pos);
     }
 
-    show(0);
+    var start = stepFromHash(window.location.hash, n - 1);
+    if (start === null) {
+      var wanted = root.getAttribute("data-start");
+      start = wanted === "end" ? n - 1 : Number(wanted) || 0;
+    }
+    var keepHash = false; // the address stays as it was opened until someone steps
+    show(start);
+    keepHash = root.hasAttribute("data-arena-hash");
+    if (keepHash) {
+      window.addEventListener("hashchange", function () {
+        var target = stepFromHash(window.location.hash, n - 1);
+        if (target !== null && target !== pos) show(target);
+      });
+    }
     var viewer = {
       append: append,
       onKey: onKey,

@@ -10,6 +10,7 @@ is still being played when the page opens. Screenshots of every page are saved u
 
 from __future__ import annotations
 
+import re
 import sys
 import time
 from collections.abc import Iterator
@@ -102,14 +103,14 @@ def test_a_game_in_flight_advances_on_its_page_then_shows_the_replay(driver, lea
     server, _ = league
     driver.get_log("browser")  # drop what earlier pages said
     driver.get(f"{server.url}/live")
-    link = wait(
-        driver,
-        lambda d: d.find_elements(By.CSS_SELECTOR, "table.live-games a") or d.refresh(),
-        60,
-        "a game in flight listed on /live",
-    )[0]
+    # a game being played (not one claimed ahead), read in one script: the list replaces
+    # itself as games start and end, so an element found now may be gone at the click
+    playing = (
+        "var a = document.querySelector('table.live-games tr[data-live] a'); return a && a.href;"
+    )
+    href = wait(driver, lambda d: d.execute_script(playing), 60, "a game in flight on /live")
     driver.save_screenshot(str(tmp_path / "live-list.png"))
-    link.click()
+    driver.get(href)
     wait(
         driver,
         lambda d: d.find_element(By.CSS_SELECTOR, "[data-live-game][data-live-steps]"),
@@ -149,4 +150,62 @@ def test_a_game_in_flight_advances_on_its_page_then_shows_the_replay(driver, lea
     )
     assert time.monotonic() - started < 60
     driver.save_screenshot(str(tmp_path / "live-game-over.png"))
+    assert console_errors(driver) == []
+
+
+#: the games /live or the home page lists as in flight, by id
+IN_FLIGHT_IDS = (
+    "Array.from(document.querySelectorAll('table.live-games tbody tr'))"
+    ".map(r => Number(r.querySelector('td a').textContent))"
+)
+IN_FLIGHT = f"return {IN_FLIGHT_IDS};"
+COUNTS = "document.getElementById('counts').textContent"
+NOT_RELOADED = "return window.arenaNotReloaded === true;"
+
+
+def test_live_and_home_follow_the_games_by_themselves(driver, league, tmp_path):
+    from selenium.webdriver.common.by import By
+
+    server, _ = league
+    driver.get_log("browser")
+    driver.get(f"{server.url}/live")
+    driver.execute_script("window.arenaNotReloaded = true;")
+    listed = wait(driver, lambda d: d.execute_script(IN_FLIGHT), 60, "a game listed on /live")
+    game = listed[0]
+    driver.save_screenshot(str(tmp_path / "live-before.png"))
+    # the game ends: it leaves the list, and the next one comes, with no reload
+    wait(
+        driver,
+        lambda d: game not in (ids := d.execute_script(IN_FLIGHT)) and ids,
+        120,
+        f"game {game} gone from /live and the next one listed",
+    )
+    assert driver.execute_script(NOT_RELOADED), "/live was reloaded, not updated"
+    assert server.get(f"/api/v1/games/{game}").json()["state"] in ("finished", "failed")
+    driver.save_screenshot(str(tmp_path / "live-after.png"))
+    # its "watch" link, followed late, says the game is over and opens its replay at the end
+    driver.get(f"{server.url}/live/{game}")
+    assert "ended before you got here" in driver.find_element(By.ID, "ended-notice").text
+    at = "var v = window.arenaViewers[0]; return v.position() === v.count - 1;"
+    assert wait(driver, lambda d: d.execute_script(at), 20, "the replay at its end")
+
+    driver.get(f"{server.url}/")
+    driver.execute_script("window.arenaNotReloaded = true;")
+    counts = f"return {COUNTS};"
+    played = int(driver.execute_script(counts).split()[0])
+    recent = "return document.querySelector('table.games tbody tr td a').textContent;"
+    newest = driver.execute_script(recent)
+    # the count in flight is the list's own length (one query, the one /live shows)
+    text, ids = driver.execute_script(f"return [{COUNTS}, {IN_FLIGHT_IDS}];")  # one moment
+    assert re.search(rf"\b{len(ids)} in flight", text), (text, ids)
+    wait(
+        driver,
+        lambda d: (
+            int(d.execute_script(counts).split()[0]) > played and d.execute_script(recent) != newest
+        ),
+        120,
+        "the home page's count of games played and its recent games moving on",
+    )
+    assert driver.execute_script(NOT_RELOADED), "the home page was reloaded, not updated"
+    driver.save_screenshot(str(tmp_path / "home-after.png"))
     assert console_errors(driver) == []

@@ -86,7 +86,14 @@ def test_leaderboard_bot_and_game_pages_and_the_replay_steps(driver, league, tmp
     driver.find_element(By.CSS_SELECTOR, "table.games tbody tr td a").click()
     wait(driver, lambda d: d.find_elements(By.CSS_SELECTOR, ".arena-board svg"), 20, "the viewer")
     assert driver.find_element(By.CSS_SELECTOR, "table.players")
-    # the viewer opens at the start; a key press steps one action, a button the next
+    # the viewer opens at the end (the headline gives the result); Home goes to the start, a
+    # key press steps one action, a button the next
+    at = "var v = window.arenaViewers[0]; return [v.position(), v.count];"
+    position, count = driver.execute_script(at)
+    assert position == count - 1
+    end = board_html(driver)
+    driver.find_element(By.TAG_NAME, "body").send_keys(Keys.HOME)
+    wait(driver, lambda d: board_html(d) != end, 10, "the board at the start")
     first = board_html(driver)
     driver.find_element(By.TAG_NAME, "body").send_keys(Keys.ARROW_RIGHT)
     wait(driver, lambda d: board_html(d) != first, 10, "the board after the → key")

@@ -33,6 +33,7 @@ from support import (
 )
 
 from arena.games.phages import PASS
+from arena.referee.record import reason_text
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -139,7 +140,8 @@ def test_play_a_whole_game_against_random_py_by_clicking(driver, league, tmp_pat
 
     detail = server.get(f"/api/v1/games/{game_id}").json()
     assert detail["kind"] == "challenge" and detail["rated"] is False
-    assert detail["state"] == "finished" and f", {detail['reason']})" in result.text
+    # how it ended, in words (the reason code is the API's)
+    assert detail["state"] == "finished" and f", {reason_text(detail['reason'])})" in result.text
     assert detail["seats"][0]["bot"] == "@ada"
     board = server.get("/api/v1/leaderboard/papagra-mini").json()["items"]
     assert [(r["bot"], r["games"]) for r in board] == [("random-py", 0)]
@@ -211,7 +213,7 @@ def test_two_cell_actions_and_buttons_by_clicking(driver, league, tmp_path, vari
     assert console_errors(driver) == []
     detail = server.get(f"/api/v1/games/{game_id}").json()
     assert detail["kind"] == "challenge" and detail["state"] == "finished"
-    assert detail["reason"] in driver.find_element(By.ID, "result").text
+    assert reason_text(detail["reason"]) in driver.find_element(By.ID, "result").text
     record = server.get(f"/api/v1/games/{game_id}/record").json()
     mine = [t for t in record["turns"] if t["seat"] == 0]
     assert mine and not any(a.get("illegal") for t in mine for a in t["actions"])

@@ -65,6 +65,8 @@ def main() -> int:
 
         facts = {"env": sorted(os.environ), "cwd": os.getcwd(), "pgid": os.getpgid(0)}
         send({"type": "log", "message": json.dumps(facts)})
+    if MODE == "log_turns":
+        send({"type": "log", "message": "before ready"})
     send(ready)
     rng = random.Random(hello["seed"] * 2 + hello["seat"])
     my_turns = 0
@@ -145,6 +147,8 @@ def main() -> int:
             send({"type": "log", "message": f"turn {msg['turn']} " + "y" * 5000})
         elif MODE == "log_between":
             pass
+        elif MODE == "log_turns":  # while the referee waits for this turn's reply
+            send({"type": "log", "message": f"turn {msg['turn']}"})
         if MODE == "greedy":  # asks to keep every turn open for its optional actions
             send({"type": "move", "actions": [rng.choice(msg["legal"])], "more": True})
             continue

@@ -1,8 +1,10 @@
 /* League pages that update by themselves, over server-sent events (arena/league/web/sse.py).
  *
  * [data-events="URL"]: a block the server renders again when it changes (a submission's
- * status); each "status" event carries the new block, rendered and escaped by the server, and
- * "end" closes the stream. Without JavaScript these pages refresh themselves instead.
+ * status; the games in flight on /live and the home page's counts, games in flight and recent
+ * games); each "status" event carries the new block, rendered and escaped by the server, and
+ * "end" closes the stream. Without JavaScript these pages are the snapshot they were made as
+ * (a submission's page refreshes itself instead).
  *
  * [data-live-game="URL"]: a game in flight (arena/league/web/live.py). "start" mounts the
  * shared viewer (ArenaViewer, /static/viewer/viewer.js) on the replay so far, "steps" appends
@@ -95,15 +97,13 @@
     source.addEventListener("end", function () {
       source.close();
       say("game over: loading the replay\u2026", false);
-      // the same page again, now with the record, shown at its last step like the live view
-      window.location.replace(window.location.pathname + "?at=end");
+      // the same page again, now with the record, which it opens at its last step (the
+      // game page's data-start), where the live view was
+      window.location.replace(window.location.pathname);
     });
   }
 
   function start() {
-    if (/(^|[?&])at=end(&|$)/.test(window.location.search)) {
-      (window.arenaViewers || []).forEach(function (v) { v.show(v.count - 1); });
-    }
     document.querySelectorAll("[data-events]").forEach(followBlock);
     document.querySelectorAll("[data-live-game]").forEach(followGame);
   }

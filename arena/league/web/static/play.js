@@ -231,7 +231,8 @@
     line.className = "play-result-line";
     if (r) {
       var words = { win: "You win", loss: "You lose", draw: "Draw" };
-      line.textContent = (words[r.you] || r.result) + " (" + r.result + ", " + r.reason + ")";
+      line.textContent = (words[r.you] || r.result) + " (" + r.result + ", " +
+        (r.reason_text || r.reason) + ")";
     } else {
       line.textContent = "The game could not be finished";
     }
