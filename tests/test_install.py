@@ -1,8 +1,9 @@
 """A normal (non-editable) install works on its own: the wheel `pip install .` would install
-carries the rules pages and the sparring bot, so `arena rules` and `arena check` work from a
-virtual environment with nothing of the repository beside the package. Slow (builds a wheel,
-makes a venv); needs no network beyond the package index pip is configured with here (for
-the build backend), and installs the wheel itself without any index."""
+carries the rules pages, the sparring bot and the starter kits, so `arena rules`,
+`arena check` and `arena new` work from a virtual environment with nothing of the repository
+beside the package. Slow (builds a wheel, makes a venv); needs no network beyond the package
+index pip is configured with here (for the build backend), and installs the wheel itself
+without any index."""
 
 from __future__ import annotations
 
@@ -44,6 +45,13 @@ def test_wheel_installed_in_a_fresh_venv_has_rules_and_sparring_bot(tmp_path: Pa
         "arena/_sparring/bot.py",
     } <= names
     assert "arena/viewer/templates/replay.html" in names
+    kit_files = {
+        f"arena/_kits/{p.relative_to(ROOT / 'protocol' / 'kits')}"
+        for p in (ROOT / "protocol" / "kits").rglob("*")
+        if p.is_file()
+    }
+    assert {"arena/_kits/java/Bot.java", "arena/_kits/rust/src/main.rs"} <= kit_files
+    assert kit_files <= names, sorted(kit_files - names)  # every kit file, dot files too
     assert "arena/league/migrations/script.py.mako" in names
 
     venv = tmp_path / "venv"
@@ -61,3 +69,8 @@ def test_wheel_installed_in_a_fresh_venv_has_rules_and_sparring_bot(tmp_path: Pa
     assert rules.stdout.startswith("# Stripes!")
     check = run(arena, "check", ROOT / "bots" / "random-c", cwd=tmp_path)
     assert "random-c: all checks passed" in check.stdout, check.stdout
+    # `arena new` copies a kit from the installed package, not from the checkout
+    run(arena, "new", "mybot", "--lang", "go", cwd=tmp_path)
+    assert sorted(p.name for p in (tmp_path / "mybot").iterdir()) == sorted(
+        p.name for p in (ROOT / "protocol" / "kits" / "go").iterdir()
+    )
