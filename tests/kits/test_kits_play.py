@@ -10,13 +10,16 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from arena.kits import KITS
+from arena.kits import KITS, new_bot
 from arena.referee import load_bot
+from arena.referee.build import build_bot
 from arena.tournaments.config import load_config
 from arena.tournaments.runner import run_tournament
 from arena.tournaments.store import Store
@@ -131,3 +134,34 @@ bots = [
         games_seen.add(rec["game"])
     assert games_seen == {"papagra", "wrigglers", "stripes", "quadraphages", "hexaphage"}
     assert max(session_games) > 1, "the kit's process was never kept for a next game"
+
+
+@pytest.fixture
+def open_dir() -> Iterator[Path]:
+    """A directory every uid can reach, as a league's unpacked bots are (pytest's own are
+    0700 under root), so the build runs under a uid of its own where the machine allows."""
+    top = Path(tempfile.mkdtemp(prefix="arena-kit-build-"))
+    top.chmod(0o755)
+    yield top
+    shutil.rmtree(top, ignore_errors=True)
+
+
+def open_copy(lang: str, top: Path) -> Path:
+    bot_dir = top / "bot"
+    new_bot(bot_dir, lang)
+    for path in [bot_dir, *bot_dir.rglob("*")]:
+        path.chmod(0o755 if path.is_dir() else 0o644)
+    return bot_dir
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("lang", LANGS)
+async def test_the_kit_builds_in_the_sandbox_without_a_network(lang, open_dir):
+    """As a league builds a submission (arena.referee.build): its own uid where the machine
+    allows, no network, the filesystem read-only but the bot's directory, HOME the bot's
+    directory. A kit that fetched a package at build time would fail here."""
+    toolchain(lang)
+    bot = load_bot(open_copy(lang, open_dir))
+    assert await build_bot(bot) is not None
+    assert not bot.needs_build()
+    assert await build_bot(bot) is None  # unchanged: not built again
