@@ -1,10 +1,12 @@
-"""Files the arena ships besides its code: the games' rules pages and the sparring bot.
+"""Files the arena ships besides its code: the games' rules pages, the sparring bot and the
+starter kits.
 
-In a checkout they live where people look for them (`docs/games/`, `bots/random-py/`); a
-wheel (`pip install .`, as the Dockerfile does) carries copies inside the package, as
-`arena/_rules/` and `arena/_sparring/` (setup.py maps the two directories into it), because
-nothing beside an installed package is the repository. `arena rules`, `arena check` and the
-league's validation find them here, whichever way the arena was installed.
+In a checkout they live where people look for them (`docs/games/`, `bots/random-py/`,
+`protocol/kits/`); a wheel (`pip install .`, as the Dockerfile does) carries copies inside the
+package, as `arena/_rules/`, `arena/_sparring/` and `arena/_kits/` (setup.py maps the
+directories into it), because nothing beside an installed package is the repository.
+`arena rules`, `arena check`, `arena new` and the league's validation find them here,
+whichever way the arena was installed.
 """
 
 from __future__ import annotations
@@ -23,3 +25,5 @@ def _shipped(packaged: str, checkout: str) -> Path:
 RULES_DIR = _shipped("_rules", "docs/games")
 #: the bundled random Python bot: `arena check`'s opponent
 SPARRING_BOT = _shipped("_sparring", "bots/random-py")
+#: the starter kits, one directory per language (`arena new`, arena/kits.py)
+KITS_DIR = _shipped("_kits", "protocol/kits")

@@ -3,7 +3,8 @@ put in a virtual environment of its own (no system site-packages, so nothing tha
 `[test]` extra or the machine brings can stand in for a missing dependency) with the
 dependencies pyproject.toml names, and run from a directory with nothing of the repository
 beside it. Every module of the package imports there, every command answers `--help`, `arena
-rules` and `arena check` find the rules pages and the sparring bot the wheel carries, and a
+rules`, `arena check` and `arena new` find the rules pages, the sparring bot and the starter
+kits the wheel carries, and a
 distributed league (`serve --no-local-games` and a `worker`, on a real PostgreSQL) plays games
 with it. Slow (builds a wheel, makes a venv, installs the dependencies from the package index
 pip is configured with: its cache, a local index or the network)."""
@@ -98,6 +99,13 @@ def test_wheel_installed_in_a_fresh_venv_has_rules_and_sparring_bot(install: Ins
         "arena/_sparring/bot.py",
     } <= names
     assert "arena/viewer/templates/replay.html" in names
+    kit_files = {
+        f"arena/_kits/{p.relative_to(ROOT / 'protocol' / 'kits')}"
+        for p in (ROOT / "protocol" / "kits").rglob("*")
+        if p.is_file()
+    }
+    assert {"arena/_kits/java/Bot.java", "arena/_kits/rust/src/main.rs"} <= kit_files
+    assert kit_files <= names, sorted(kit_files - names)  # every kit file, dot files too
     assert "arena/league/migrations/script.py.mako" in names
 
     where = run(
@@ -111,6 +119,11 @@ def test_wheel_installed_in_a_fresh_venv_has_rules_and_sparring_bot(install: Ins
     assert rules.stdout.startswith("# Stripes!")
     check = run(install.arena, "check", ROOT / "bots" / "random-c", cwd=install.home)
     assert "random-c: all checks passed" in check.stdout, check.stdout
+    # `arena new` copies a kit from the installed package, not from the checkout
+    run(install.arena, "new", "mybot", "--lang", "go", cwd=install.home)
+    assert sorted(p.name for p in (install.home / "mybot").iterdir()) == sorted(
+        p.name for p in (ROOT / "protocol" / "kits" / "go").iterdir()
+    )
 
 
 #: every module of the installed package imported, each in turn; the ones that fail, with why

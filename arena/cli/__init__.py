@@ -16,7 +16,7 @@ from arena import __version__
 from arena.errors import ArenaError
 
 # modules under arena.cli that contribute subcommands, in help order
-_COMMAND_MODULES = ("games", "match", "play", "tournament", "sprt", "league")
+_COMMAND_MODULES = ("games", "new", "match", "play", "tournament", "sprt", "league")
 
 
 class ArgumentParser(argparse.ArgumentParser):

@@ -9,7 +9,11 @@ Two conveniences make bots portable between machines:
 - `python`/`python3` as the first word of a command means the interpreter running the arena,
   so Python bots find the installed `protocol` package and `msgpack` whatever PATH says;
 - the optional `build` step (e.g. compiling a C bot) runs before first use, and again when a
-  file it names is newer than the bot's executable.
+  file it names is newer than the bot's executable. A build that names its `outputs`
+  (`[build]` table) is judged by those instead: it runs when one is missing or a source file is
+  newer than the oldest of them, so a `javac -d classes` bot, whose output no argv word
+  identifies, is not recompiled before every game. The names are untrusted input: relative
+  paths inside the bot's directory only.
 """
 
 from __future__ import annotations
@@ -43,7 +47,7 @@ _MANIFEST_KEYS = {
     "author": "author",
     "description": "free text",
     "language": "free text",
-    "build": "argv list or string run before first use",
+    "build": "argv list or string run before first use, or a table: command, outputs, sources",
     "isolation": "process or docker",
     "image": "docker image",
     "env": "table of extra environment variables",
@@ -80,6 +84,12 @@ class BotSpec:
     #: the manifest file, None for a plain command line (which then gets a fresh working
     #: directory of its own rather than the user's current directory)
     manifest: Path | None = None
+    #: what the build produces (`[build] outputs`), relative to `workdir`; empty: guessed
+    #: from the argv words as before
+    build_outputs: tuple[str, ...] = ()
+    #: what the build reads (`[build] sources`), relative to `workdir`; empty with outputs
+    #: named: every file of `workdir` outside the outputs and hidden names
+    build_sources: tuple[str, ...] = ()
 
     def launch_spec(
         self,
@@ -155,6 +165,13 @@ class BotSpec:
         per-game cost of its own)."""
         if not self.build:
             return False
+        if self.build_outputs:
+            return _outputs_stale(
+                str(self.workdir),
+                self.build_outputs,
+                self.build_sources,
+                str(self.manifest) if self.manifest is not None else None,
+            )
         output = self._build_output()
         if output is None:
             return True
@@ -218,6 +235,23 @@ class BotSpec:
                     f"bot {self.name}: build `{shlex.join(self.build)}` failed with status "
                     f"{proc.returncode}" + (f":\n{tail}" if tail else "")
                 )
+            self.check_outputs()
+
+    def check_outputs(self) -> None:
+        """After a successful build: every named output must exist (a typo in `outputs`, or a
+        build that wrote elsewhere, would otherwise rebuild before every game), and each is
+        stamped now, so that a tool that left an up-to-date output untouched (`go build`,
+        `make`) is not run again for the source that was merely touched."""
+        assert self.build is not None
+        for name in self.build_outputs:
+            path = os.path.join(self.workdir, name)
+            if not os.path.lexists(path):
+                raise BuildError(
+                    f"bot {self.name}: build `{shlex.join(self.build)}` succeeded but did not "
+                    f"produce {name} (named in [build] outputs)"
+                )
+            with contextlib.suppress(OSError):
+                os.utime(path)
 
     def describe(self) -> dict[str, Any]:
         """The bot as the game record stores it."""
@@ -262,6 +296,75 @@ def _build_output(command: tuple[str, ...], build: tuple[str, ...], workdir: str
     if "/" in first and not _is_python(first):
         return os.path.normpath(os.path.join(workdir, first))
     return None
+
+
+def _outputs_stale(
+    workdir: str, outputs: tuple[str, ...], sources: tuple[str, ...], manifest: str | None
+) -> bool:
+    """A build with named outputs is due when one is missing, or when a source (or the
+    manifest) is newer than the oldest output. A directory's time is the newest of itself and
+    everything in it: javac rewrites `classes/Bot.class` without touching `classes/`."""
+    built: int | None = None
+    for name in outputs:
+        newest = _newest(os.path.join(workdir, name))
+        if newest is None:
+            return True
+        built = newest if built is None else min(built, newest)
+    assert built is not None
+    skip = frozenset(os.path.join(workdir, name) for name in outputs)
+    if sources:
+        roots = [os.path.join(workdir, name) for name in sources]
+    else:
+        roots = [workdir]
+    for root in roots:
+        if _any_newer(root, built, skip):
+            return True
+    if manifest is not None:
+        try:
+            return os.stat(manifest).st_mtime_ns > built
+        except OSError:
+            return True
+    return False
+
+
+def _newest(path: str) -> int | None:
+    """The newest mtime (ns) of `path` and, for a directory, of everything beneath it; None
+    when it does not exist. Symbolic links are not followed."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return None
+    newest = st.st_mtime_ns
+    if stat.S_ISDIR(st.st_mode):
+        with contextlib.suppress(OSError), os.scandir(path) as entries:
+            for entry in entries:
+                inner = _newest(entry.path)
+                if inner is not None and inner > newest:
+                    newest = inner
+    return newest
+
+
+def _any_newer(path: str, built: int, skip: frozenset[str]) -> bool:
+    """Whether a regular file at or beneath `path` (outputs and hidden names left out: a
+    `.git`, the build lock) was modified after `built`. A missing source counts as nothing."""
+    try:
+        st = os.lstat(path)
+    except OSError:
+        return False
+    if stat.S_ISREG(st.st_mode):
+        return st.st_mtime_ns > built
+    if not stat.S_ISDIR(st.st_mode):
+        return False
+    try:
+        with os.scandir(path) as entries:
+            for entry in entries:
+                if entry.name.startswith(".") or entry.path in skip:
+                    continue
+                if _any_newer(entry.path, built, skip):
+                    return True
+    except OSError:
+        return False
+    return False
 
 
 def _is_python(word: str) -> bool:
@@ -382,10 +485,10 @@ def load_manifest(path: Path, source: str | None = None) -> BotSpec:
             raise BotError(f"{where}: {key} must be a string, got {value!r}")
         return value
 
-    def argv(key: str) -> tuple[str, ...] | None:
-        if key not in data:
+    def argv(key: str, table: dict[str, Any] = data) -> tuple[str, ...] | None:
+        if key not in table:
             return None
-        value = data[key]
+        value = table[key]
         if isinstance(value, str):
             try:
                 words = shlex.split(value)
@@ -429,6 +532,7 @@ def load_manifest(path: Path, source: str | None = None) -> BotSpec:
         raise BotError(f"{where}: env must be a table of strings")
 
     limits = _limits(where, data.get("limits", {}))
+    build, outputs, sources = _build(where, data.get("build"), argv)
     return BotSpec(
         name=name,
         command=_python_command(list(command)),
@@ -440,10 +544,68 @@ def load_manifest(path: Path, source: str | None = None) -> BotSpec:
         image=image,
         limits=limits,
         source=source if source is not None else str(path),
-        build=argv("build"),
+        build=build,
         env=tuple(sorted(env_table.items())),
         manifest=path,
+        build_outputs=outputs,
+        build_sources=sources,
     )
+
+
+_BUILD_KEYS = ("command", "outputs", "sources")
+
+
+def _build(
+    where: str, value: Any, argv: Any
+) -> tuple[tuple[str, ...] | None, tuple[str, ...], tuple[str, ...]]:
+    """`build` as an argv (list or string), or as a table naming what it makes and reads:
+    the command, its outputs and its sources (paths relative to the working directory)."""
+    if value is None:
+        return None, (), ()
+    if not isinstance(value, dict):
+        return argv("build"), (), ()
+    unknown = sorted(set(value) - set(_BUILD_KEYS))
+    if unknown:
+        raise BotError(
+            f"{where}: unknown key build.{unknown[0]} (valid keys: {', '.join(_BUILD_KEYS)})"
+        )
+    command = argv("command", value)
+    if command is None:
+        raise BotError(f"{where}: [build] needs a command")
+    outputs = _bot_paths(where, "build.outputs", value.get("outputs"))
+    if "outputs" in value and not outputs:
+        raise BotError(f"{where}: build.outputs is empty (name what the build produces)")
+    sources = _bot_paths(where, "build.sources", value.get("sources"))
+    if sources and not outputs:
+        raise BotError(f"{where}: build.sources needs build.outputs (what they are newer than)")
+    return command, outputs, sources
+
+
+def _bot_paths(where: str, key: str, value: Any) -> tuple[str, ...]:
+    """Paths a manifest names inside its bot's directory: relative, without `..` leading out,
+    not the directory itself. Checked on the words alone: nothing needs to exist yet."""
+    if value is None:
+        return ()
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise BotError(f"{where}: {key} must be a list of relative paths (strings)")
+    paths = []
+    for word in value:
+        if not word or "\0" in word:
+            raise BotError(f"{where}: {key}: {word!r} is not a path")
+        if os.path.isabs(word) or word.startswith("~"):
+            raise BotError(
+                f"{where}: {key}: {word!r} is absolute; name a path inside the bot's directory"
+            )
+        norm = os.path.normpath(word)
+        if norm == ".":
+            raise BotError(
+                f"{where}: {key}: {word!r} is the bot's directory itself; name a file or a "
+                "directory inside it"
+            )
+        if norm == ".." or norm.startswith("../"):
+            raise BotError(f"{where}: {key}: {word!r} leads outside the bot's directory")
+        paths.append(norm)
+    return tuple(paths)
 
 
 def _limits(where: str, table: Any) -> Limits:

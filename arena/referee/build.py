@@ -114,6 +114,7 @@ async def build_bot(
             f"bot {bot.name}: build `{shown}` left a symbolic link leading outside the bot's "
             f"directory: {escaping[0]}"
         )
+    bot.check_outputs()  # its named outputs exist, stamped now (the tree is the arena's again)
     return BuildOutput(tuple(bot.build), seconds, stdout.text(), errors)
 
 
