@@ -49,8 +49,14 @@ class Sample:
     tasks: dict[int, tuple[int, int]]
 
 
+#: the counters as read, not parsed (`CpuCounters.snapshot`): the cgroup's CPU file, its
+#: throttling file (b"": none), the tids listed and each one's schedstat (b"": unreadable)
+Raw = tuple[bytes, bytes, tuple[int, ...], list[bytes]]
+
+
 class CpuCounters:
-    """Kept descriptors on one bot's counters. `sample()` at any moment, `close()` once."""
+    """Kept descriptors on one bot's counters. `snapshot()` or `sample()` at any moment,
+    `close()` once."""
 
     def __init__(
         self,
@@ -68,7 +74,11 @@ class CpuCounters:
         self._cpu_fd: int | None = None
         self._tasks_fd: int | None = None
         self._throttle_fd: int | None = None
-        self._task_fds: dict[int, int] = {}
+        #: the last listing read, and the tids it names (at most MAX_TASKS) with a kept
+        #: descriptor on each one's schedstat (-1: it could not be opened)
+        self._listed: bytes | None = None
+        self._tids: tuple[int, ...] = ()
+        self._fds: tuple[int, ...] = ()
         try:
             self._cpu_fd = os.open(cpu_path, _RDONLY)
             self._tasks_fd = os.open(tasks_path, _RDONLY)
@@ -78,41 +88,76 @@ class CpuCounters:
             self.close()
             raise
 
-    def sample(self) -> Sample | None:
-        """The counters now; None once they cannot be read (the cgroup is gone)."""
+    def snapshot(self) -> Raw | None:
+        """The counters now, as read: what a request takes before its reply, since most
+        replies are never judged and the parsing is left to those that are (`parse`). One
+        `pread` per file; the listing is parsed again only when it changed. None once the
+        counters cannot be read (the cgroup is gone)."""
         cpu_fd, tasks_fd = self._cpu_fd, self._tasks_fd
         if cpu_fd is None or tasks_fd is None:
             return None
+        pread = os.pread
         try:
-            raw = os.pread(cpu_fd, 256, 0)
-            listed = os.pread(tasks_fd, 4096, 0)
+            cpu = pread(cpu_fd, 256, 0)
+            listed = pread(tasks_fd, 4096, 0)
         except OSError:
             return None
-        if self._cpu_v2:  # "usage_usec N\n..."
-            cpu = int(raw.split(None, 2)[1]) * 1000
-        else:
-            cpu = int(raw)
-        throttled = 0
+        if listed != self._listed:
+            self._relist(listed)
+        stats = []
+        for fd in self._fds:
+            try:
+                stats.append(pread(fd, 128, 0))
+            except OSError:  # the task exited: its CPU time stays in the cgroup's counter
+                stats.append(b"")
+                self._listed = None  # a tid may come back as another task: open afresh
+        throttled = b""
         if self._throttle_fd is not None:
-            throttled = self._throttled(self._throttle_fd)
-        tasks: dict[int, tuple[int, int]] = {}
-        fds = self._task_fds
+            with contextlib.suppress(OSError):
+                throttled = pread(self._throttle_fd, 1024, 0)
+        return cpu, throttled, self._tids, stats
+
+    def _relist(self, listed: bytes) -> None:
+        """Keep a descriptor on the schedstat of every task listed (the first MAX_TASKS)."""
+        old = dict(zip(self._tids, self._fds, strict=True))
+        tids: list[int] = []
+        fds: list[int] = []
         for word in listed.split()[:MAX_TASKS]:
             tid = int(word)
-            fd = fds.get(tid)
-            try:
-                if fd is None:
-                    fd = fds[tid] = os.open(f"/proc/{tid}/schedstat", _RDONLY)
-                stat = os.pread(fd, 128, 0).split()
-            except OSError:  # the task exited: its CPU time stays in the cgroup's counter
-                if fd is not None:
-                    os.close(fds.pop(tid))
-                continue
-            tasks[tid] = (int(stat[0]), int(stat[1]))
-        if len(fds) > len(tasks):
-            for tid in [t for t in fds if t not in tasks]:
-                os.close(fds.pop(tid))
+            fd = old.pop(tid, -1)
+            if fd < 0 or self._listed is None:  # after a failed read: the tid may be reused
+                if fd >= 0:
+                    os.close(fd)
+                try:
+                    fd = os.open(f"/proc/{tid}/schedstat", _RDONLY)
+                except OSError:
+                    fd = -1
+            tids.append(tid)
+            fds.append(fd)
+        for fd in old.values():
+            if fd >= 0:
+                os.close(fd)
+        self._listed, self._tids, self._fds = listed, tuple(tids), tuple(fds)
+
+    def parse(self, raw: Raw) -> Sample:
+        """The figures of a `snapshot`."""
+        cpu_raw, throttle_raw, tids, stats = raw
+        if self._cpu_v2:  # "usage_usec N\n..."
+            cpu = int(cpu_raw.split(None, 2)[1]) * 1000
+        else:
+            cpu = int(cpu_raw)
+        throttled = self._throttled(throttle_raw) if throttle_raw else 0
+        tasks: dict[int, tuple[int, int]] = {}
+        for tid, stat in zip(tids, stats, strict=True):
+            if stat:
+                words = stat.split()
+                tasks[tid] = (int(words[0]), int(words[1]))
         return Sample(cpu, throttled, tasks)
+
+    def sample(self) -> Sample | None:
+        """The counters now, parsed; None once they cannot be read."""
+        raw = self.snapshot()
+        return None if raw is None else self.parse(raw)
 
     def held(self, earlier: Sample, now: Sample, interval: float) -> bool:
         """Is the bot held off the CPU right now: a task of it runnable (state R) while the
@@ -136,11 +181,7 @@ class CpuCounters:
                 return True
         return False
 
-    def _throttled(self, fd: int) -> int:
-        try:
-            text = os.pread(fd, 1024, 0)
-        except OSError:
-            return 0
+    def _throttled(self, text: bytes) -> int:
         key = b"throttled_usec" if self._throttle_v2 else b"throttled_time"
         for line in text.splitlines():
             name, _, value = line.partition(b" ")
@@ -149,12 +190,12 @@ class CpuCounters:
         return 0
 
     def close(self) -> None:
-        for fd in (self._cpu_fd, self._tasks_fd, self._throttle_fd, *self._task_fds.values()):
-            if fd is not None:
+        for fd in (self._cpu_fd, self._tasks_fd, self._throttle_fd, *self._fds):
+            if fd is not None and fd >= 0:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self._cpu_fd = self._tasks_fd = self._throttle_fd = None
-        self._task_fds = {}
+        self._listed, self._tids, self._fds = None, (), ()
 
 
 def counters_of(pid: int, own: str, root: str = "/sys/fs/cgroup") -> CpuCounters | None:
