@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.referee.blame import Measures, Verdict, task_stall
-from arena.sandbox.cpuacct import MAX_TASKS, CpuCounters, Raw, Sample
+from arena.sandbox.cpuacct import CpuCounters, Raw, Sample
 
 NO_ACCOUNTING = "none"
 
@@ -111,9 +111,10 @@ class Meter:
         raw = self._before
         return None if raw is None else self.counters.parse(raw)
 
-    def start(self) -> None:
-        """Before the request is written."""
-        self._before = self.counters.snapshot()
+    def start(self, lean: bool = False) -> None:
+        """Before the request is written. `lean`: the reply is judged by the wall clock
+        (arena/sandbox/cpuacct.py: a one-task bot is then read by its task alone)."""
+        self._before = self.counters.snapshot(lean)
         self._after = None
 
     def written(self) -> None:
@@ -141,8 +142,8 @@ class Meter:
         tasks = []
         wait = 0.0
         old = before.tasks
-        # every task was listed before (not cut at MAX_TASKS): a new one was born since, at 0
-        complete = len(old) < MAX_TASKS
+        # every task was listed before: one not among them was born since, at 0
+        complete = before.complete
         for tid, (cpu_ns, wait_ns) in after.tasks.items():
             was = old.get(tid)
             if was is None:

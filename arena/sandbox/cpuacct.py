@@ -47,16 +47,39 @@ class Sample:
     throttled: int
     #: tid -> (CPU ns, run-queue wait ns)
     tasks: dict[int, tuple[int, int]]
+    #: `tasks` are all the bot's tasks at that moment: one missing from them and present later
+    #: was born since (at 0). False past MAX_TASKS.
+    complete: bool = True
 
 
-#: the counters as read, not parsed (`CpuCounters.snapshot`): the cgroup's CPU file, its
-#: throttling file (b"": none), the tids listed and each one's schedstat (b"": unreadable)
-Raw = tuple[bytes, bytes, tuple[int, ...], list[bytes]]
+#: the counters as read, not parsed (`CpuCounters.snapshot`): the cgroup's CPU file (for a
+#: lean snapshot, the anchor it is derived from: cgroup ns and the task's own ns read together),
+#: its throttling file (b"": none), the tids read and each one's schedstat (b"": unreadable)
+Raw = tuple[bytes | tuple[int, int], bytes, tuple[int, ...], list[bytes]]
+
+#: CPU time (ns) the cgroup may count beyond its one task's between two samples before the
+#: bot is taken to have other tasks (the cgroup's counter is read in whole microseconds, and a
+#: tick may land between the reads of one sample)
+LEAN_SLACK = 50_000
+#: lean reads between two full ones, which check the anchor and move it (so a bot whose helpers
+#: come and go between requests is read in full after at most this many requests)
+LEAN_RUN = 16
 
 
 class CpuCounters:
     """Kept descriptors on one bot's counters. `snapshot()` or `sample()` at any moment,
-    `close()` once."""
+    `close()` once.
+
+    Under the wall clock a bot that is one task (most are) is read *lean* at request time:
+    the listing (still that one task) and its schedstat, without the cgroup's CPU file (the
+    dearest read), whose figure is derived from an *anchor*: the cgroup's counter and the
+    task's, read together at an earlier full sample. Its tasks are known exactly as in a full
+    read (a task born since is at 0); the derived CPU figure can only be low (what other tasks
+    that came and went since the anchor used is missing from it), so the CPU measured over the
+    reply can only be high and nothing more is ever forgiven. Every full sample (a judged reply's,
+    and at least every LEAN_RUN requests) checks that the cgroup counted nothing beyond the one
+    task since the anchor and moves the anchor there; once it counted more, or the bot is
+    listed with another task, or has a CPU quota, it is read in full from then on."""
 
     def __init__(
         self,
@@ -79,6 +102,10 @@ class CpuCounters:
         self._listed: bytes | None = None
         self._tids: tuple[int, ...] = ()
         self._fds: tuple[int, ...] = ()
+        #: lean reads: (tid, its descriptor, cgroup ns, its ns, the listing) of one full sample
+        self._anchor: tuple[int, int, int, int, bytes] | None = None
+        self.lean_ok = throttle_path is None  # a quota's throttling is read in full
+        self._lean_left = 0  # lean reads before the next full one
         try:
             self._cpu_fd = os.open(cpu_path, _RDONLY)
             self._tasks_fd = os.open(tasks_path, _RDONLY)
@@ -88,11 +115,28 @@ class CpuCounters:
             self.close()
             raise
 
-    def snapshot(self) -> Raw | None:
+    def snapshot(self, lean: bool = False) -> Raw | None:
         """The counters now, as read: what a request takes before its reply, since most
         replies are never judged and the parsing is left to those that are (`parse`). One
-        `pread` per file; the listing is parsed again only when it changed. None once the
-        counters cannot be read (the cgroup is gone)."""
+        `pread` per file, and with `lean` only the listing and the one task's (see the class);
+        the listing is parsed again only when it changed. None once the counters cannot be
+        read (the cgroup is gone)."""
+        anchor = self._anchor
+        if lean and anchor is not None and self._lean_left > 0 and self._tasks_fd is not None:
+            tid, fd, cpu_ns, own_ns, listed = anchor
+            try:
+                if os.pread(self._tasks_fd, 4096, 0) == listed:
+                    self._lean_left -= 1
+                    return (cpu_ns, own_ns), b"", (tid,), [os.pread(fd, 128, 0)]
+            except OSError:
+                pass
+            self._drop_lean()  # another task, or it is gone: read the whole cgroup
+        raw = self._read()
+        if raw is not None and lean and self.lean_ok:
+            self._anchor_on(raw)
+        return raw
+
+    def _read(self) -> Raw | None:
         cpu_fd, tasks_fd = self._cpu_fd, self._tasks_fd
         if cpu_fd is None or tasks_fd is None:
             return None
@@ -117,6 +161,30 @@ class CpuCounters:
                 throttled = pread(self._throttle_fd, 1024, 0)
         return cpu, throttled, self._tids, stats
 
+    def _anchor_on(self, raw: Raw, now: Sample | None = None) -> None:
+        """Check the anchor against a full sample (the cgroup counted nothing beyond the one
+        task since) and move it there; else, or if the bot is not one task, read it in full
+        from now on."""
+        cpu_raw, _, tids, stats = raw
+        listed = self._listed
+        if len(tids) != 1 or not stats[0] or listed is None or isinstance(cpu_raw, tuple):
+            self._drop_lean()
+            return
+        cpu = now.cpu if now is not None else self._cpu_ns(cpu_raw)
+        own = int(stats[0].split()[0])
+        anchor = self._anchor
+        if anchor is not None and (
+            anchor[0] != tids[0] or (cpu - anchor[2]) - (own - anchor[3]) > LEAN_SLACK
+        ):
+            self._drop_lean()  # the cgroup counted another task's time: it has others
+            return
+        self._anchor = (tids[0], self._fds[0], cpu, own, listed)
+        self._lean_left = LEAN_RUN
+
+    def _drop_lean(self) -> None:
+        self._anchor = None
+        self.lean_ok = False
+
     def _relist(self, listed: bytes) -> None:
         """Keep a descriptor on the schedstat of every task listed (the first MAX_TASKS)."""
         old = dict(zip(self._tids, self._fds, strict=True))
@@ -138,26 +206,44 @@ class CpuCounters:
             if fd >= 0:
                 os.close(fd)
         self._listed, self._tids, self._fds = listed, tuple(tids), tuple(fds)
+        anchor = self._anchor
+        if anchor is not None:  # its descriptor may have been opened afresh, or closed
+            if anchor[0] in tids and fds[tids.index(anchor[0])] >= 0:
+                self._anchor = (anchor[0], fds[tids.index(anchor[0])], *anchor[2:])
+            else:
+                self._drop_lean()
+
+    def _cpu_ns(self, cpu_raw: bytes) -> int:
+        if self._cpu_v2:  # "usage_usec N\n..."
+            return int(cpu_raw.split(None, 2)[1]) * 1000
+        return int(cpu_raw)
 
     def parse(self, raw: Raw) -> Sample:
         """The figures of a `snapshot`."""
         cpu_raw, throttle_raw, tids, stats = raw
-        if self._cpu_v2:  # "usage_usec N\n..."
-            cpu = int(cpu_raw.split(None, 2)[1]) * 1000
-        else:
-            cpu = int(cpu_raw)
-        throttled = self._throttled(throttle_raw) if throttle_raw else 0
         tasks: dict[int, tuple[int, int]] = {}
         for tid, stat in zip(tids, stats, strict=True):
             if stat:
                 words = stat.split()
                 tasks[tid] = (int(words[0]), int(words[1]))
-        return Sample(cpu, throttled, tasks)
+        if isinstance(cpu_raw, tuple):  # lean: the anchor's cgroup time plus the task's since
+            cpu, own = cpu_raw
+            if tids[0] in tasks:
+                cpu += tasks[tids[0]][0] - own
+            return Sample(cpu, 0, tasks)
+        throttled = self._throttled(throttle_raw) if throttle_raw else 0
+        return Sample(self._cpu_ns(cpu_raw), throttled, tasks, len(tids) < MAX_TASKS)
 
     def sample(self) -> Sample | None:
-        """The counters now, parsed; None once they cannot be read."""
-        raw = self.snapshot()
-        return None if raw is None else self.parse(raw)
+        """The counters now, read in full and parsed; None once they cannot be read. Checks
+        the lean reads' anchor (see the class) and moves it here."""
+        raw = self._read()
+        if raw is None:
+            return None
+        now = self.parse(raw)
+        if self._anchor is not None:
+            self._anchor_on(raw, now)
+        return now
 
     def held(self, earlier: Sample, now: Sample, interval: float) -> bool:
         """Is the bot held off the CPU right now: a task of it runnable (state R) while the
@@ -196,6 +282,7 @@ class CpuCounters:
                     os.close(fd)
         self._cpu_fd = self._tasks_fd = self._throttle_fd = None
         self._listed, self._tids, self._fds = None, (), ()
+        self._anchor = None
 
 
 def counters_of(pid: int, own: str, root: str = "/sys/fs/cgroup") -> CpuCounters | None:
