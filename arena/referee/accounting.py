@@ -121,6 +121,12 @@ class Meter:
         """The request is written: the bot's clock starts."""
         self._late0 = self._own()
 
+    def waiting(self) -> None:
+        """The reply is not there yet: what a lean snapshot left to now (the listing)."""
+        before = self._before
+        if before is not None and not before[4]:
+            self._before = self.counters.confirm(before)
+
     def arrived(self) -> None:
         """The reply's last byte was just read."""
         self._after = self.counters.sample()

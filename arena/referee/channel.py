@@ -256,6 +256,8 @@ class BotChannel(Seat):
             if self._reply is None and self._stdout_fd is not None and self.error is None:
                 self._read_now()
             if self._reply is None and not self.eof and self.error is None:
+                if meter is not None:
+                    meter.waiting()
                 self._wakeup = trio.Event()
                 with trio.CancelScope(deadline=written + limit) as scope:
                     await self._wakeup.wait()

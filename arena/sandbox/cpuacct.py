@@ -54,8 +54,9 @@ class Sample:
 
 #: the counters as read, not parsed (`CpuCounters.snapshot`): the cgroup's CPU file (for a
 #: lean snapshot, the anchor it is derived from: cgroup ns and the task's own ns read together),
-#: its throttling file (b"": none), the tids read and each one's schedstat (b"": unreadable)
-Raw = tuple[bytes | tuple[int, int], bytes, tuple[int, ...], list[bytes]]
+#: its throttling file (b"": none), the tids read and each one's schedstat (b"": unreadable),
+#: and whether the tids are all the bot's tasks (a lean snapshot's, once `confirm`ed)
+Raw = tuple[bytes | tuple[int, int], bytes, tuple[int, ...], list[bytes], bool]
 
 #: CPU time (ns) the cgroup may count beyond its one task's between two samples before the
 #: bot is taken to have other tasks (the cgroup's counter is read in whole microseconds, and a
@@ -71,15 +72,18 @@ class CpuCounters:
     `close()` once.
 
     Under the wall clock a bot that is one task (most are) is read *lean* at request time:
-    the listing (still that one task) and its schedstat, without the cgroup's CPU file (the
-    dearest read), whose figure is derived from an *anchor*: the cgroup's counter and the
-    task's, read together at an earlier full sample. Its tasks are known exactly as in a full
-    read (a task born since is at 0); the derived CPU figure can only be low (what other tasks
-    that came and went since the anchor used is missing from it), so the CPU measured over the
-    reply can only be high and nothing more is ever forgiven. Every full sample (a judged reply's,
-    and at least every LEAN_RUN requests) checks that the cgroup counted nothing beyond the one
-    task since the anchor and moves the anchor there; once it counted more, or the bot is
-    listed with another task, or has a CPU quota, it is read in full from then on."""
+    that task's schedstat alone, without the cgroup's CPU file (the dearest read), whose figure
+    is derived from an *anchor*: the cgroup's counter and the task's, read together at an
+    earlier full sample; and the listing only if the reply is not there the moment the request
+    is written (`confirm`: a reply read at once is never judged unless the referee itself was
+    held up, and then a task born since gets no credit). Its tasks are then known as exactly as
+    in a full read (a task born since is at 0); the derived CPU figure can only be low (what
+    other tasks that came and went since the anchor used is missing from it), so the CPU
+    measured over the reply can only be high and nothing more is ever forgiven. Every full
+    sample (a judged reply's, and at least every LEAN_RUN requests) checks that the cgroup
+    counted nothing beyond the one task since the anchor and moves the anchor there; once it
+    counted more, or the bot is listed with another task, or has a CPU quota, it is read in
+    full from then on."""
 
     def __init__(
         self,
@@ -118,19 +122,19 @@ class CpuCounters:
     def snapshot(self, lean: bool = False) -> Raw | None:
         """The counters now, as read: what a request takes before its reply, since most
         replies are never judged and the parsing is left to those that are (`parse`). One
-        `pread` per file, and with `lean` only the listing and the one task's (see the class);
-        the listing is parsed again only when it changed. None once the counters cannot be
+        `pread` per file, and with `lean` only the one task's (see the class); the listing is
+        parsed again only when it changed. None once the counters cannot be
         read (the cgroup is gone)."""
         anchor = self._anchor
         if lean and anchor is not None and self._lean_left > 0 and self._tasks_fd is not None:
-            tid, fd, cpu_ns, own_ns, listed = anchor
+            tid, fd, cpu_ns, own_ns, _ = anchor
             try:
-                if os.pread(self._tasks_fd, 4096, 0) == listed:
-                    self._lean_left -= 1
-                    return (cpu_ns, own_ns), b"", (tid,), [os.pread(fd, 128, 0)]
-            except OSError:
-                pass
-            self._drop_lean()  # another task, or it is gone: read the whole cgroup
+                stat = os.pread(fd, 128, 0)
+            except OSError:  # it is gone: read the whole cgroup
+                self._drop_lean()
+            else:
+                self._lean_left -= 1
+                return (cpu_ns, own_ns), b"", (tid,), [stat], False
         raw = self._read()
         if raw is not None and lean and self.lean_ok:
             self._anchor_on(raw)
@@ -159,13 +163,31 @@ class CpuCounters:
         if self._throttle_fd is not None:
             with contextlib.suppress(OSError):
                 throttled = pread(self._throttle_fd, 1024, 0)
-        return cpu, throttled, self._tids, stats
+        return cpu, throttled, self._tids, stats, len(self._tids) < MAX_TASKS
+
+    def confirm(self, raw: Raw) -> Raw:
+        """A lean snapshot whose reply is not there yet: read the listing now. Still the one
+        task: every task alive when the snapshot was taken is that one or has exited since
+        (its CPU time is the cgroup's, not in the derived figure: so only ever more CPU time
+        for the reply), so a task listed later was born since, at 0. Any other listing: the
+        snapshot stays incomplete (a task not in it gets no credit) and the bot is read in
+        full from now on. (A reply read the moment its request was written needs no listing.)"""
+        anchor = self._anchor
+        if raw[4] or not isinstance(raw[0], tuple) or anchor is None or self._tasks_fd is None:
+            return raw
+        try:
+            if os.pread(self._tasks_fd, 4096, 0) == anchor[4]:
+                return raw[0], raw[1], raw[2], raw[3], True
+        except OSError:
+            pass
+        self._drop_lean()
+        return raw
 
     def _anchor_on(self, raw: Raw, now: Sample | None = None) -> None:
         """Check the anchor against a full sample (the cgroup counted nothing beyond the one
         task since) and move it there; else, or if the bot is not one task, read it in full
         from now on."""
-        cpu_raw, _, tids, stats = raw
+        cpu_raw, _, tids, stats, _ = raw
         listed = self._listed
         if len(tids) != 1 or not stats[0] or listed is None or isinstance(cpu_raw, tuple):
             self._drop_lean()
@@ -220,7 +242,7 @@ class CpuCounters:
 
     def parse(self, raw: Raw) -> Sample:
         """The figures of a `snapshot`."""
-        cpu_raw, throttle_raw, tids, stats = raw
+        cpu_raw, throttle_raw, tids, stats, complete = raw
         tasks: dict[int, tuple[int, int]] = {}
         for tid, stat in zip(tids, stats, strict=True):
             if stat:
@@ -230,9 +252,9 @@ class CpuCounters:
             cpu, own = cpu_raw
             if tids[0] in tasks:
                 cpu += tasks[tids[0]][0] - own
-            return Sample(cpu, 0, tasks)
+            return Sample(cpu, 0, tasks, complete)
         throttled = self._throttled(throttle_raw) if throttle_raw else 0
-        return Sample(self._cpu_ns(cpu_raw), throttled, tasks, len(tids) < MAX_TASKS)
+        return Sample(self._cpu_ns(cpu_raw), throttled, tasks, complete)
 
     def sample(self) -> Sample | None:
         """The counters now, read in full and parsed; None once they cannot be read. Checks
