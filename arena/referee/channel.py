@@ -234,7 +234,7 @@ class BotChannel(Seat):
             # the counters again would double the accounting's cost on fast games. Its
             # request reads a one-task bot lean (its CPU is not charged by its counters).
             wall = self.clock == WALL
-            meter.start(lean=wall)
+            meter.start(wall)
             self._quick = margin if wall else -1.0
             self._written = math.inf
         sent = _write_now(self._stdin_fd, data)

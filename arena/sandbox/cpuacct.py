@@ -110,6 +110,8 @@ class CpuCounters:
         self._anchor: tuple[int, int, int, int, bytes] | None = None
         self.lean_ok = throttle_path is None  # a quota's throttling is read in full
         self._lean_left = 0  # lean reads before the next full one
+        self._lean_cpu: tuple[int, int] = (0, 0)  # the anchor's figures, as a lean read gives them
+        self._lean_tids: tuple[int, ...] = ()
         try:
             self._cpu_fd = os.open(cpu_path, _RDONLY)
             self._tasks_fd = os.open(tasks_path, _RDONLY)
@@ -123,18 +125,16 @@ class CpuCounters:
         """The counters now, as read: what a request takes before its reply, since most
         replies are never judged and the parsing is left to those that are (`parse`). One
         `pread` per file, and with `lean` only the one task's (see the class); the listing is
-        parsed again only when it changed. None once the counters cannot be
-        read (the cgroup is gone)."""
-        anchor = self._anchor
-        if lean and anchor is not None and self._lean_left > 0 and self._tasks_fd is not None:
-            tid, fd, cpu_ns, own_ns, _ = anchor
+        parsed again only when it changed. None once the counters cannot be read (the cgroup
+        is gone)."""
+        if lean and self._lean_left > 0 and self._anchor is not None:
             try:
-                stat = os.pread(fd, 128, 0)
+                stat = os.pread(self._anchor[1], 128, 0)
             except OSError:  # it is gone: read the whole cgroup
                 self._drop_lean()
             else:
                 self._lean_left -= 1
-                return (cpu_ns, own_ns), b"", (tid,), [stat], False
+                return self._lean_cpu, b"", self._lean_tids, [stat], False
         raw = self._read()
         if raw is not None and lean and self.lean_ok:
             self._anchor_on(raw)
@@ -201,6 +201,7 @@ class CpuCounters:
             self._drop_lean()  # the cgroup counted another task's time: it has others
             return
         self._anchor = (tids[0], self._fds[0], cpu, own, listed)
+        self._lean_cpu, self._lean_tids = (cpu, own), (tids[0],)
         self._lean_left = LEAN_RUN
 
     def _drop_lean(self) -> None:
