@@ -265,9 +265,10 @@ def test_failed_games_reasons_and_records_carry_no_stderr_and_no_server_paths(tm
         assert [b["command"] for b in public["bots"]] == [["python3", "bot.py"]] * 2
         game = client.get(f"/api/v1/games/{failed}").json()
         assert game["state"] == "failed"
-        assert game["detail"] == "bot random-py: cannot start the sandbox: <arena>/bin/python"
+        python = Path(sys.executable).name  # python in a venv, python3 from the system
+        assert game["detail"] == f"bot random-py: cannot start the sandbox: <arena>/bin/{python}"
         assert game["voids"][0]["reason"] == game["detail"]
-        assert "cannot start the sandbox: &lt;arena&gt;/bin/python" in shown[6]
+        assert f"cannot start the sandbox: &lt;arena&gt;/bin/{python}" in shown[6]
 
 
 def test_logout_token_rotation_and_disabling_end_every_session(tmp_path):
