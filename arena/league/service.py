@@ -33,7 +33,13 @@ from typing import Any, TypeVar
 import trio
 
 from arena.league import privacy
-from arena.league.archives import BlobStore, pack_bot_dir
+from arena.league.archives import (
+    ArchiveCaps,
+    BlobStore,
+    inspect_archive,
+    pack_bot_dir,
+    unpack_archive,
+)
 from arena.league.db import fleet, ledger, roster, schema, views
 from arena.league.db.database import Database
 from arena.league.db.roster import User, Version
@@ -504,8 +510,6 @@ class League:
         return dataclasses.replace(v, path=str(final))
 
     def archive_caps(self) -> Any:
-        from arena.league.archives import ArchiveCaps
-
         sub = self.settings.submissions
         return ArchiveCaps(
             max_bytes=sub.max_archive_mb << 20,
@@ -531,7 +535,6 @@ class League:
     def _submit_sync(self, user: User, data: bytes) -> Version:
         """Check, unpack and load the manifest in a private directory; only an accepted
         archive is kept (`register_version`): a refusal leaves nothing on disk."""
-        from arena.league.archives import inspect_archive, unpack_archive
         from arena.league.validation import load_submitted_bot
 
         caps = self.archive_caps()
@@ -604,7 +607,6 @@ class League:
         The source folder is only read: it is packed (without the build step's output, which
         every machine that plays the bot makes again from the sources), the archive is
         unpacked into the league's own directory as a submission is, and built there."""
-        from arena.league.archives import ArchiveCaps, unpack_archive
         from arena.referee import load_bot
 
         spec = load_bot(bot_dir)

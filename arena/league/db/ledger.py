@@ -50,42 +50,6 @@ from arena.league.db.schema import (
 from arena.league.ratings import MU0, SIGMA0, Skill, rate
 from arena.referee.record import FORFEIT_REASONS, now_iso
 
-# --- ratings ---------------------------------------------------------------------------------
-
-
-def ensure_rating(conn: Connection, version_id: int, variant: str, *, mu: float = MU0) -> None:
-    exists = conn.execute(
-        sa.select(ratings.c.version_id).where(
-            ratings.c.version_id == version_id, ratings.c.variant == variant
-        )
-    ).first()
-    if exists is None:
-        conn.execute(
-            ratings.insert().values(
-                version_id=version_id,
-                variant=variant,
-                mu=mu,
-                sigma=SIGMA0,
-                score=mu - 3 * SIGMA0,
-                games=0,
-                wins=0,
-                draws=0,
-                losses=0,
-                forfeits=0,
-            )
-        )
-
-
-def fail_challenges(conn: Connection, reason: str) -> int:
-    """Challenges left running by a server that stopped: failed (the person is gone)."""
-    rows = conn.execute(
-        sa.select(games.c.id, games.c.attempt).where(
-            games.c.state == GameState.RUNNING, games.c.kind == GameKind.CHALLENGE
-        )
-    ).all()
-    return sum(void_attempt(conn, g, a, VoidKind.SERVER_STOPPED, reason, 1) for g, a in rows)
-
-
 # --- games: create, claim, record, void ------------------------------------------------------
 
 
@@ -506,6 +470,32 @@ def _rate(
         conn.execute(_UPDATE_RATING, params)
 
 
+def ensure_rating(conn: Connection, version_id: int, variant: str, *, mu: float = MU0) -> None:
+    """The version's rating row in the variant, made at `mu` with a fresh sigma unless it
+    exists: for a version that becomes active (`roster.finish_validation`), or seated in a
+    variant added to league.toml since (`_rate`)."""
+    exists = conn.execute(
+        sa.select(ratings.c.version_id).where(
+            ratings.c.version_id == version_id, ratings.c.variant == variant
+        )
+    ).first()
+    if exists is None:
+        conn.execute(
+            ratings.insert().values(
+                version_id=version_id,
+                variant=variant,
+                mu=mu,
+                sigma=SIGMA0,
+                score=mu - 3 * SIGMA0,
+                games=0,
+                wins=0,
+                draws=0,
+                losses=0,
+                forfeits=0,
+            )
+        )
+
+
 def void_attempt(
     conn: Connection,
     game_id: int,
@@ -552,6 +542,16 @@ def void_running(conn: Connection, kind: VoidKind, reason: str, max_attempts: in
         sa.select(games.c.id, games.c.attempt).where(games.c.state == GameState.RUNNING)
     ).all()
     return sum(void_attempt(conn, g, a, kind, reason, max_attempts) for g, a in running)
+
+
+def fail_challenges(conn: Connection, reason: str) -> int:
+    """Challenges left running by a server that stopped: failed (the person is gone)."""
+    rows = conn.execute(
+        sa.select(games.c.id, games.c.attempt).where(
+            games.c.state == GameState.RUNNING, games.c.kind == GameKind.CHALLENGE
+        )
+    ).all()
+    return sum(void_attempt(conn, g, a, VoidKind.SERVER_STOPPED, reason, 1) for g, a in rows)
 
 
 _BUMP = (

@@ -26,6 +26,8 @@ from starlette.routing import Route
 from arena.league.archives import BlobStore
 from arena.league.errors import LeagueError
 from arena.league.service import League
+from arena.league.web.auth import current_user
+from arena.league.web.render import render
 
 
 def _league(request: Request) -> League:
@@ -51,9 +53,6 @@ async def archive(request: Request) -> Response:
 
 
 async def workers_page(request: Request) -> Response:
-    from arena.league.web.auth import current_user
-    from arena.league.web.render import render
-
     await current_user(request)
     league = _league(request)
     data = await league.fleet_status()
