@@ -67,7 +67,8 @@ def database_fixtures() -> tuple[Any, Any]:
     and `db`, that database emptied for each test; a module takes them with
     `url, db = database_fixtures()`. (Not a tests/league/conftest.py: the tests of other
     folders import their own conftest by that name.)"""
-    from arena.league import migrations, store
+    from arena.league import migrations
+    from arena.league.db.database import Database
 
     @pytest.fixture(scope="module", params=BACKENDS)
     def url(
@@ -81,7 +82,7 @@ def database_fixtures() -> tuple[Any, Any]:
 
     @pytest.fixture
     def db(url: str) -> Iterator[Any]:
-        db = store.Database(url)
+        db = Database(url)
         empty_tables(db)
         yield db
         db.dispose()
@@ -92,10 +93,10 @@ def database_fixtures() -> tuple[Any, Any]:
 def empty_tables(db: Any) -> None:
     """Delete every row of the league's tables (children first), keeping the schema: a test's
     fresh start on a database migrated once for its module."""
-    from arena.league import store
+    from arena.league.db import schema
 
     with db.write() as conn:
-        for table in reversed(store.metadata.sorted_tables):
+        for table in reversed(schema.metadata.sorted_tables):
             conn.execute(table.delete())
 
 
@@ -104,7 +105,8 @@ def sqlite_league(root: Path, **settings: Any) -> Iterator[Any]:
     """A League (arena.league.service) on a fresh SQLite file in `root`, migrated, without a
     server: `settings` are league.toml's keys (games: stripes unless given). Its database is
     closed on exit."""
-    from arena.league import migrations, store
+    from arena.league import migrations
+    from arena.league.db.database import Database
     from arena.league.service import League
     from arena.league.settings import settings_from_dict
 
@@ -112,7 +114,7 @@ def sqlite_league(root: Path, **settings: Any) -> Iterator[Any]:
     engine = sa.create_engine(url)
     migrations.upgrade(engine)
     engine.dispose()
-    db = store.Database(url)
+    db = Database(url)
     try:
         yield League(
             settings_from_dict({"database": url, "games": ["stripes"], **settings}, root=root), db
@@ -155,13 +157,13 @@ def add_bots(db: Any, n: int, variants: list[str]) -> list[int]:
     """n bots (bot0, bot1, ...) of one owner, each an active version validated for `variants`:
     their version ids. The archives are not there (for the store and the scheduler, which play
     no game)."""
-    from arena.league import store
+    from arena.league.db import roster
 
     with db.write() as conn:
-        user = store.add_user(conn, "owner", "owner-token")
+        user = roster.add_user(conn, "owner", "owner-token")
         ids = []
         for i in range(n):
-            v = store.add_version(
+            v = roster.add_version(
                 conn,
                 owner_id=user.id,
                 bot_name=f"bot{i}",
@@ -169,7 +171,7 @@ def add_bots(db: Any, n: int, variants: list[str]) -> list[int]:
                 path=f"/bots/{i}",
                 manifest={"league_name": f"bot{i}"},
             )
-            store.finish_validation(conn, v.id, {"passed": True}, True, variants)
+            roster.finish_validation(conn, v.id, {"passed": True}, True, variants)
             ids.append(v.id)
     return ids
 

@@ -9,7 +9,7 @@ import sqlalchemy as sa
 from support import Server, arena, make_league, postgres_database
 from test_workers import Worker, wait_until
 
-from arena.league import fleet
+from arena.league.db import fleet
 from arena.oversubscription import available_cpus
 
 CPUS = available_cpus()

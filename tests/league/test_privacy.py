@@ -29,7 +29,7 @@ from support import (
     sqlite_league,
 )
 
-from arena.league import fleet, store
+from arena.league.db import fleet, ledger, schema
 from arena.league.web.auth import COOKIE
 from arena.referee.channel import STDERR_SEPARATOR
 
@@ -199,11 +199,11 @@ def test_failed_games_reasons_and_records_carry_no_stderr_and_no_server_paths(tm
         bot_dir = va.path
         sandbox = f"bot random-py: cannot start the sandbox: {sys.executable}"
         with league.db.write() as conn:
-            new = store.NewGame(
-                store.GameKind.RATED, "stripes", "stripes", {}, 1, (), {}, va.id, va.id
+            new = ledger.NewGame(
+                schema.GameKind.RATED, "stripes", "stripes", {}, 1, (), {}, va.id, va.id
             )
-            crashed = store.create_game(conn, new)
-            store.claim_game(conn, crashed)
+            crashed = ledger.create_game(conn, new)
+            ledger.claim_game(conn, crashed)
             detail = f"red (random-py) crashed: exited with status 1{STDERR_SEPARATOR}{SECRET}"
             record = {
                 "format": "arena-record/1",
@@ -232,10 +232,10 @@ def test_failed_games_reasons_and_records_carry_no_stderr_and_no_server_paths(tm
                 "stderr": [SECRET, ""],
                 "logs": [{"seat": 0, "t": 0.0, "message": SECRET}],
             }
-            assert store.record_result(conn, crashed, 1, record)
-            failed = store.create_game(conn, new)
-            store.claim_game(conn, failed)
-            assert store.void_attempt(conn, failed, 1, store.VoidKind.SANDBOX_FAULT, sandbox, 1)
+            assert ledger.record_result(conn, crashed, 1, record)
+            failed = ledger.create_game(conn, new)
+            ledger.claim_game(conn, failed)
+            assert ledger.void_attempt(conn, failed, 1, schema.VoidKind.SANDBOX_FAULT, sandbox, 1)
             fleet.register(conn, "w1", "host", 1, 1)
             fleet.begin_attempt(conn, failed, 1, "w1")
             fleet.end_attempt(conn, failed, 1, fleet.VOIDED, f"{sandbox} in /root/.cache/x/y")

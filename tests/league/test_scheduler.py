@@ -11,8 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from support import add_bots, database_fixtures
 
-from arena.league import store
 from arena.league.backoff import Backoff
+from arena.league.db import ledger, schema, views
 from arena.league.executors.base import Outcome
 from arena.league.scheduler import Scheduler, plan_game
 from arena.league.settings import Matchmaking, settings_from_dict
@@ -21,8 +21,8 @@ VARIANTS = ["papagra", "stripes"]
 url, db = database_fixtures()
 
 
-def cand(vid: int, bot: int, mu: float, games: int, idle: str | None = None) -> store.Candidate:
-    return store.Candidate(vid, bot, mu, 8.0, games, idle)
+def cand(vid: int, bot: int, mu: float, games: int, idle: str | None = None) -> ledger.Candidate:
+    return ledger.Candidate(vid, bot, mu, 8.0, games, idle)
 
 
 pools = st.lists(
@@ -96,7 +96,7 @@ async def test_the_scheduler_waits_for_two_bots_then_makes_rated_games(db, tmp_p
     assert len(job.match["opening"]) == 1
     # a platform fault: the game is queued again and, once its backoff is over, comes back
     # before any new game
-    await scheduler.finished(Outcome(job, void=store.VoidKind.SANDBOX_FAULT, reason="boom"))
+    await scheduler.finished(Outcome(job, void=schema.VoidKind.SANDBOX_FAULT, reason="boom"))
     now[0] += Backoff().cap
     again = await scheduler.next_job()
     assert (again.game_id, again.attempt) == (job.game_id, 2)
@@ -106,7 +106,7 @@ async def test_the_scheduler_waits_for_two_bots_then_makes_rated_games(db, tmp_p
     await scheduler.finished(Outcome(again, record={"result": {"winner": 1}}))
     assert scheduler.recorded == 1
     with db.read() as conn:
-        detail = store.game_detail(conn, job.game_id)
+        detail = views.game_detail(conn, job.game_id)
     assert detail["state"] == "finished" and detail["winner"] == 1 and detail["attempt"] == 2
     nxt = await scheduler.next_job()
     assert nxt.game_id != job.game_id

@@ -110,7 +110,8 @@ def league(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
     """A League on a migrated database of each backend, without a server."""
     import sqlalchemy as sa
 
-    from arena.league import migrations, store
+    from arena.league import migrations
+    from arena.league.db.database import Database
     from arena.league.service import League
     from arena.league.settings import settings_from_dict
 
@@ -118,7 +119,7 @@ def league(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
         engine = sa.create_engine(url)
         migrations.upgrade(engine)
         engine.dispose()
-        db = store.Database(url)
+        db = Database(url)
         try:
             yield League(
                 settings_from_dict({"database": url, "games": ["stripes"]}, root=tmp_path), db
@@ -130,7 +131,7 @@ def league(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
 async def test_a_version_is_never_visible_before_its_files(league: Any) -> None:
     """What the validation loop reads, read as often as possible while submissions register:
     every version waiting for validation has its directory and bot.toml in place."""
-    from arena.league import store
+    from arena.league.db import roster, schema
 
     users = [league.add_user(f"u{i}")[0] for i in range(4)]
     seen: list[str] = []
@@ -143,7 +144,7 @@ async def test_a_version_is_never_visible_before_its_files(league: Any) -> None:
 
     async def watch() -> None:
         while not done.is_set():
-            for v in await league.read(store.versions_in_state, store.VersionState.VALIDATING):
+            for v in await league.read(roster.versions_in_state, schema.VersionState.VALIDATING):
                 seen.append(v.path)
                 if not v.path or not (Path(v.path) / "bot.toml").is_file():
                     missing.append((v.id, v.path))

@@ -25,7 +25,7 @@ import pytest
 import sqlalchemy as sa
 from support import BOTS, ROOT, Server, arena, make_league, postgres_database
 
-from arena.league import fleet, store
+from arena.league.db import fleet, ledger, schema
 from arena.league.ratings import Skill, rate
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
@@ -393,7 +393,7 @@ def test_worker_slots_keep_session_processes_when_the_league_allows(league, tmp_
     wait_until(lambda: live_jobs(engine) == 0, "the queue to drain")
     assert w.stop() == 0
     assert not leftovers(tmp_path, [name]), leftovers(tmp_path, [name])
-    records = [store.decompress_record(r) for (r,) in q(engine, "SELECT data FROM records")]
+    records = [ledger.decompress_record(r) for (r,) in q(engine, "SELECT data FROM records")]
     assert len(records) >= 6
     assert all(rec["turns"] and all(e["kept"] for e in rec["exits"]) for rec in records)
     session_games = sorted(r["session_game"] for rec in records for r in rec["ready"])
@@ -482,21 +482,21 @@ def test_a_stale_attempt_arriving_late_is_refused(league, tmp_path):
     assert "its status was not saved here" in a.log.read_text()
     assert "Traceback" not in a.log.read_text()
     with engine.connect() as conn:
-        g = conn.execute(sa.select(store.games).where(store.games.c.id == game)).one()
+        g = conn.execute(sa.select(schema.games).where(schema.games.c.id == game)).one()
         assert g.state == "finished" and g.attempt == 2
         assert (
             conn.execute(
                 sa.select(sa.func.count())
-                .select_from(store.records)
-                .where(store.records.c.game_id == game)
+                .select_from(schema.records)
+                .where(schema.records.c.game_id == game)
             ).scalar()
             == 1
         )
-        ws = {r.name: r for r in conn.execute(sa.select(store.workers))}
+        ws = {r.name: r for r in conn.execute(sa.select(schema.workers))}
         assert ws[names[0]].stale == 1
         kinds = [
             (v.attempt, v.kind)
-            for v in conn.execute(sa.select(store.voids).where(store.voids.c.game_id == game))
+            for v in conn.execute(sa.select(schema.voids).where(schema.voids.c.game_id == game))
         ]
         assert kinds == [(1, "worker_lost")]
     assert not leftovers(tmp_path, names), leftovers(tmp_path, names)

@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import hmac
 import secrets
-from typing import Any
 from urllib.parse import urlsplit
 
 from starlette.datastructures import FormData
@@ -34,29 +33,18 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from arena.league import fleet, store
 from arena.league.errors import LeagueError
-from arena.league.service import League
+from arena.league.service import League, User
 
-#: meta key of the session signing key
-SESSION_SECRET = "session_secret"
 COOKIE = "arena_session"
 #: a login lasts this long without a visit
 MAX_AGE = 14 * 24 * 3600
 
 
-def session_secret(conn: Any) -> str:
-    secret = fleet.get_meta(conn, SESSION_SECRET)
-    if secret is None:
-        secret = secrets.token_urlsafe(32)
-        fleet.set_meta(conn, SESSION_SECRET, secret)
-    return secret
-
-
 def session_middleware(league: League, *, https_only: bool = False) -> Middleware:
     return Middleware(
         SessionMiddleware,
-        secret_key=league.write_sync(session_secret),
+        secret_key=league.session_secret_sync(),
         session_cookie=COOKIE,
         max_age=MAX_AGE,
         same_site="lax",
@@ -77,14 +65,14 @@ def csrf_token(request: Request) -> str:
     return token
 
 
-async def current_user(request: Request) -> store.User | None:
+async def current_user(request: Request) -> User | None:
     """The logged-in user, looked up once per request (`request.state.user` remembers it)."""
     if hasattr(request.state, "user"):
         return request.state.user
     user = None
     uid = request.session.get("uid")
     if isinstance(uid, int):
-        user = await _league(request).read(store.user_by_id, uid)
+        user = await _league(request).user(uid)
         if user is None or user.disabled or request.session.get("epoch") != user.session_epoch:
             request.session.pop("uid", None)
             request.session.pop("epoch", None)
@@ -93,7 +81,7 @@ async def current_user(request: Request) -> store.User | None:
     return user
 
 
-async def require_user(request: Request) -> store.User:
+async def require_user(request: Request) -> User:
     """The logged-in user, or 401 (pages turn it into a redirect to the login form)."""
     user = await current_user(request)
     if user is None:
@@ -146,7 +134,7 @@ async def login(request: Request) -> Response:
     form = await check_csrf(request)
     token = str(form.get("token") or "").strip()
     target = _safe_next(str(form.get("next") or "/"))
-    user = await _league(request).read(store.user_by_token, token) if token else None
+    user = await _league(request).token_user(token) if token else None
     if user is None or user.disabled:
         return render(
             request, "login.html", status=401, next=target, error="unknown or disabled token"
@@ -165,7 +153,7 @@ async def logout(request: Request) -> Response:
     await check_csrf(request)
     user = await current_user(request)
     if user is not None:
-        await _league(request).write(store.end_sessions, user.id)
+        await _league(request).end_sessions(user)
     request.session.clear()
     return RedirectResponse("/", status_code=303)
 

@@ -21,7 +21,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from arena.league import store
+from arena.league.db import views
 from arena.league.errors import LeagueError
 from arena.league.service import League
 from arena.league.web.auth import _same_origin, check_csrf, current_user, require_user
@@ -49,7 +49,7 @@ def _clock_choices(league: League) -> list[str]:
 async def _form(request: Request, status: int = 200, **context: Any) -> Response:
     league = _league(request)
     user = await require_user(request)
-    bots = await league.read(store.active_bots)
+    bots = await league.read(views.active_bots)
     playing = league.challenges.of_user(user.id)
     values = {
         "variant": league.variants[0] if league.variants else "",

@@ -35,7 +35,7 @@ from support import (
     wait,
 )
 
-from arena.league.store import VOID_WORDS
+from arena.league.db.schema import VOID_WORDS
 from arena.referee.record import REASON_WORDS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
