@@ -13,10 +13,10 @@
 - scale: `--bots` bots and `--games` recorded games generated straight into SQLite and into
   PostgreSQL (server from --postgres or env ARENA_TEST_POSTGRES, a scratch database dropped
   afterwards); the leaderboard and a bot's game list timed through the same view functions the
-  API calls (arena/league/db/views.py; target: under 50 ms); then the pages (home, a leaderboard sorted two ways,
-  a bot's page, a game's page with its replay, the games list and a page of it far back),
-  each rendered through the real app with the read cache emptied before every request:
-  median and p99 milliseconds (target: under 100 ms).
+  API calls (arena/league/db/views.py; target: under 50 ms); then the pages (home, a
+  leaderboard sorted two ways, a bot's page, a game's page with its replay, the games list
+  and a page of it far back), each rendered through the real app with the read cache emptied
+  before every request: median and p99 milliseconds (target: under 100 ms).
 """
 
 from __future__ import annotations
