@@ -10,7 +10,8 @@ from hypothesis import strategies as st
 from tournament_helpers import BOTS, write_config
 
 from arena.games import make_game
-from arena.tournaments.config import ALL_GAMES, GameEntry, load_config
+from arena.tournaments.checks import ALL_GAMES, GameEntry
+from arena.tournaments.config import load_config
 from arena.tournaments.schedule import build_schedule, random_opening
 
 
