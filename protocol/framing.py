@@ -373,4 +373,5 @@ __all__ = [
     "ProtocolError",
     "decode_all",
     "encode",
+    "kind_of",
 ]
