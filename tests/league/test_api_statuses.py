@@ -15,10 +15,11 @@ from typing import Any
 
 import httpx
 import pytest
-from support import BOTS, ROOT, OpenAPIChecker, Server, add_user, cli, make_league
 
 from arena.league import fleet, store
 from arena.league.archives import BlobStore, pack_bot_dir
+
+from .support import BOTS, ROOT, OpenAPIChecker, Server, add_user, cli, make_league
 
 pytestmark = pytest.mark.slow
 

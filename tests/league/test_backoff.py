@@ -15,13 +15,14 @@ import sqlalchemy as sa
 import trio
 from hypothesis import given
 from hypothesis import strategies as st
-from support import BOTS, Server, add_bots, add_user, cli, database_fixtures, make_league
 
 from arena.league import store
 from arena.league.backoff import BASE, CAP, Backoff
 from arena.league.executors.base import Outcome
 from arena.league.scheduler import Scheduler
 from arena.league.settings import settings_from_dict
+
+from .support import BOTS, Server, add_bots, add_user, cli, database_fixtures, make_league
 
 url, db = database_fixtures()
 

@@ -8,10 +8,11 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from support import add_bots, postgres_database
 
 from arena.league import fleet, migrations, store
 from arena.league.web.workers import STALLED_AFTER
+
+from .support import add_bots, postgres_database
 
 pytestmark = pytest.mark.postgres
 
@@ -27,7 +28,7 @@ def url() -> Iterator[str]:
 
 @pytest.fixture
 def db(url: str) -> Iterator[store.Database]:
-    from support import empty_tables
+    from .support import empty_tables
 
     db = store.Database(url)
     empty_tables(db)

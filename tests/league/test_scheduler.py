@@ -9,13 +9,14 @@ import time
 import trio
 from hypothesis import given
 from hypothesis import strategies as st
-from support import add_bots, database_fixtures
 
 from arena.league import store
 from arena.league.backoff import Backoff
 from arena.league.executors.base import Outcome
 from arena.league.scheduler import Scheduler, plan_game
 from arena.league.settings import Matchmaking, settings_from_dict
+
+from .support import add_bots, database_fixtures
 
 VARIANTS = ["papagra", "stripes"]
 url, db = database_fixtures()

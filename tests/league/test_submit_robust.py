@@ -21,7 +21,8 @@ from typing import Any
 import httpx
 import pytest
 import trio
-from support import BOTS, Server, add_user, cli, database_url, make_league, postgres_database
+
+from .support import BOTS, Server, add_user, cli, database_url, make_league, postgres_database
 
 pytestmark = pytest.mark.slow
 

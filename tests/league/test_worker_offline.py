@@ -8,8 +8,9 @@ import socket
 import uuid
 
 import pytest
-from support import Server
-from test_workers import STALLED_AFTER, Worker, finished, league, q, wait_until
+
+from .support import Server
+from .test_workers import STALLED_AFTER, Worker, finished, league, q, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 

@@ -23,10 +23,11 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from support import BOTS, ROOT, Server, arena, make_league, postgres_database
 
 from arena.league import fleet, store
 from arena.league.ratings import Skill, rate
+
+from .support import BOTS, ROOT, Server, arena, make_league, postgres_database
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 

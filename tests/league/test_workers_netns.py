@@ -32,9 +32,10 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-import test_workers
-from support import ADMIN_URL, ROOT, Server
-from test_workers import (
+
+from . import test_workers
+from .support import ADMIN_URL, ROOT, Server
+from .test_workers import (
     STALLED_AFTER,
     Worker,
     check_every_game_once,

@@ -11,15 +11,14 @@ is still being played when the page opens. Screenshots of every page are saved u
 from __future__ import annotations
 
 import re
-import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from support import (
+from arena.league.archives import pack_bot_dir
+
+from ..support import (
     BOTS,
     Server,
     add_slow_bots,
@@ -30,8 +29,6 @@ from support import (
     make_league,
     wait,
 )
-
-from arena.league.archives import pack_bot_dir
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

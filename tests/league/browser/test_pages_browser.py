@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import re
 import shutil
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from support import BOTS, Server, cli, console_errors, driver_fixture, make_league, wait
+from ..support import BOTS, Server, cli, console_errors, driver_fixture, make_league, wait
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -12,15 +12,15 @@ tmp_path.
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Iterator
 from functools import partial
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from support import (
+from arena.games.phages import PASS
+from arena.referee.record import reason_text
+
+from ..support import (
     BOTS,
     Server,
     add_user,
@@ -31,9 +31,6 @@ from support import (
     make_league,
     wait,
 )
-
-from arena.games.phages import PASS
-from arena.referee.record import reason_text
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
