@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from arena.referee.blame import Measures, Verdict, task_stall
-from arena.sandbox.cpuacct import MAX_TASKS, CpuCounters, Sample
+from arena.sandbox.cpuacct import CpuCounters, Raw, Sample
 
 NO_ACCOUNTING = "none"
 
@@ -56,6 +56,14 @@ def open_own_schedstat() -> int | None:
         return None
 
 
+def _delay(schedstat: bytes) -> int:
+    """The run-queue wait (ns) in a thread's schedstat, 0 where unreadable."""
+    try:
+        return int(schedstat.split()[1])
+    except (IndexError, ValueError):
+        return 0
+
+
 def close_fd(fd: int | None) -> None:
     if fd is not None:
         with contextlib.suppress(OSError):
@@ -64,31 +72,34 @@ def close_fd(fd: int | None) -> None:
 
 class Meter:
     """The per-reply sampling of one bot. The bot's counters belong to its process (closed
-    with it); `self_fd` (open_own_schedstat) to the game that uses the meter."""
+    with it); `self_fd` (open_own_schedstat) to the game that uses the meter.
+
+    What a request takes is only what a later verdict needs, read and not parsed (most
+    replies are quick and never judged): see `start` and `written`."""
 
     __slots__ = ("_after", "_before", "_late0", "_late1", "counters", "last", "self_fd")
 
     def __init__(self, counters: CpuCounters, self_fd: int | None) -> None:
         self.counters = counters
         self.self_fd = self_fd
-        self._before: Sample | None = None
+        self._before: Raw | None = None
         self._after: Sample | None = None
         #: the sample the last `measures` used
         self.last: Sample | None = None
-        self._late0 = self._late1 = 0
+        self._late0 = self._late1 = b""
 
     @property
     def source(self) -> str:
         return self.counters.source
 
-    def _delay(self) -> int:
+    def _own(self) -> bytes:
         fd = self.self_fd
         if fd is None:
-            return 0
+            return b""
         try:
-            return int(os.pread(fd, 128, 0).split()[1])
-        except (OSError, IndexError, ValueError):
-            return 0
+            return os.pread(fd, 128, 0)
+        except OSError:
+            return b""
 
     @property
     def measured(self) -> bool:
@@ -97,21 +108,29 @@ class Meter:
 
     @property
     def before(self) -> Sample | None:
-        return self._before
+        raw = self._before
+        return None if raw is None else self.counters.parse(raw)
 
-    def start(self) -> None:
-        """Before the request is written."""
-        self._before = self.counters.sample()
+    def start(self, lean: bool = False) -> None:
+        """Before the request is written. `lean`: the reply is judged by the wall clock
+        (arena/sandbox/cpuacct.py: a one-task bot is then read by its task alone)."""
+        self._before = self.counters.snapshot(lean)
         self._after = None
 
     def written(self) -> None:
         """The request is written: the bot's clock starts."""
-        self._late0 = self._delay()
+        self._late0 = self._own()
+
+    def waiting(self) -> None:
+        """The reply is not there yet: what a lean snapshot left to now (the listing)."""
+        before = self._before
+        if before is not None and not before[4]:
+            self._before = self.counters.confirm(before)
 
     def arrived(self) -> None:
         """The reply's last byte was just read."""
         self._after = self.counters.sample()
-        self._late1 = self._delay()
+        self._late1 = self._own()
 
     def measures(self, wall: float) -> Measures:
         """The reply's measurements (`arrived` sampled them), or, for a reply still awaited,
@@ -121,7 +140,7 @@ class Meter:
         awaited = after is None
         if awaited:
             after = self.counters.sample()
-        before = self._before
+        before = self.before
         self.last = after
         if before is None or after is None:
             return Measures(wall)
@@ -129,8 +148,8 @@ class Meter:
         tasks = []
         wait = 0.0
         old = before.tasks
-        # every task was listed before (not cut at MAX_TASKS): a new one was born since, at 0
-        complete = len(old) < MAX_TASKS
+        # every task was listed before: one not among them was born since, at 0
+        complete = before.complete
         for tid, (cpu_ns, wait_ns) in after.tasks.items():
             was = old.get(tid)
             if was is None:
@@ -141,6 +160,6 @@ class Meter:
             wait += task[1]
             tasks.append(task)
         # while the reply is awaited the referee's own delays hid nothing: no lateness
-        late = 0.0 if awaited else max(0, self._late1 - self._late0) / 1e9
+        late = 0.0 if awaited else max(0, _delay(self._late1) - _delay(self._late0)) / 1e9
         throttled = (after.throttled - before.throttled) / 1e9
         return Measures(wall, cpu, wait, task_stall(tasks, cpu), throttled, late)

@@ -229,11 +229,13 @@ class BotChannel(Seat):
         meter = self.meter if request_type == "turn" else None
         self._metering = meter is not None
         if meter is not None:
-            meter.start()
             # A reply within the margin is not measured under the wall clock: nothing in it
             # can be forgiven, and it is charged its wall time as it always was; sampling
-            # the counters again would double the accounting's cost on fast games.
-            self._quick = margin if self.clock == WALL else -1.0
+            # the counters again would double the accounting's cost on fast games. Its
+            # request reads a one-task bot lean (its CPU is not charged by its counters).
+            wall = self.clock == WALL
+            meter.start(wall)
+            self._quick = margin if wall else -1.0
             self._written = math.inf
         sent = _write_now(self._stdin_fd, data)
         if sent is None:
@@ -254,6 +256,8 @@ class BotChannel(Seat):
             if self._reply is None and self._stdout_fd is not None and self.error is None:
                 self._read_now()
             if self._reply is None and not self.eof and self.error is None:
+                if meter is not None:
+                    meter.waiting()
                 self._wakeup = trio.Event()
                 with trio.CancelScope(deadline=written + limit) as scope:
                     await self._wakeup.wait()

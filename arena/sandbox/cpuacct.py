@@ -47,10 +47,43 @@ class Sample:
     throttled: int
     #: tid -> (CPU ns, run-queue wait ns)
     tasks: dict[int, tuple[int, int]]
+    #: `tasks` are all the bot's tasks at that moment: one missing from them and present later
+    #: was born since (at 0). False past MAX_TASKS.
+    complete: bool = True
+
+
+#: the counters as read, not parsed (`CpuCounters.snapshot`): the cgroup's CPU file (for a
+#: lean snapshot, the anchor it is derived from: cgroup ns and the task's own ns read together),
+#: its throttling file (b"": none), the tids read and each one's schedstat (b"": unreadable),
+#: and whether the tids are all the bot's tasks (a lean snapshot's, once `confirm`ed)
+Raw = tuple[bytes | tuple[int, int], bytes, tuple[int, ...], list[bytes], bool]
+
+#: CPU time (ns) the cgroup may count beyond its one task's between two samples before the
+#: bot is taken to have other tasks (the cgroup's counter is read in whole microseconds, and a
+#: tick may land between the reads of one sample)
+LEAN_SLACK = 50_000
+#: lean reads between two full ones, which check the anchor and move it (so a bot whose helpers
+#: come and go between requests is read in full after at most this many requests)
+LEAN_RUN = 16
 
 
 class CpuCounters:
-    """Kept descriptors on one bot's counters. `sample()` at any moment, `close()` once."""
+    """Kept descriptors on one bot's counters. `snapshot()` or `sample()` at any moment,
+    `close()` once.
+
+    Under the wall clock a bot that is one task (most are) is read *lean* at request time:
+    that task's schedstat alone, without the cgroup's CPU file (the dearest read), whose figure
+    is derived from an *anchor*: the cgroup's counter and the task's, read together at an
+    earlier full sample; and the listing only if the reply is not there the moment the request
+    is written (`confirm`: a reply read at once is never judged unless the referee itself was
+    held up, and then a task born since gets no credit). Its tasks are then known as exactly as
+    in a full read (a task born since is at 0); the derived CPU figure can only be low (what
+    other tasks that came and went since the anchor used is missing from it), so the CPU
+    measured over the reply can only be high and nothing more is ever forgiven. Every full
+    sample (a judged reply's, and at least every LEAN_RUN requests) checks that the cgroup
+    counted nothing beyond the one task since the anchor and moves the anchor there; once it
+    counted more, or the bot is listed with another task, or has a CPU quota, it is read in
+    full from then on."""
 
     def __init__(
         self,
@@ -68,7 +101,17 @@ class CpuCounters:
         self._cpu_fd: int | None = None
         self._tasks_fd: int | None = None
         self._throttle_fd: int | None = None
-        self._task_fds: dict[int, int] = {}
+        #: the last listing read, and the tids it names (at most MAX_TASKS) with a kept
+        #: descriptor on each one's schedstat (-1: it could not be opened)
+        self._listed: bytes | None = None
+        self._tids: tuple[int, ...] = ()
+        self._fds: tuple[int, ...] = ()
+        #: lean reads: (tid, its descriptor, cgroup ns, its ns, the listing) of one full sample
+        self._anchor: tuple[int, int, int, int, bytes] | None = None
+        self.lean_ok = throttle_path is None  # a quota's throttling is read in full
+        self._lean_left = 0  # lean reads before the next full one
+        self._lean_cpu: tuple[int, int] = (0, 0)  # the anchor's figures, as a lean read gives them
+        self._lean_tids: tuple[int, ...] = ()
         try:
             self._cpu_fd = os.open(cpu_path, _RDONLY)
             self._tasks_fd = os.open(tasks_path, _RDONLY)
@@ -78,41 +121,152 @@ class CpuCounters:
             self.close()
             raise
 
-    def sample(self) -> Sample | None:
-        """The counters now; None once they cannot be read (the cgroup is gone)."""
+    def snapshot(self, lean: bool = False) -> Raw | None:
+        """The counters now, as read: what a request takes before its reply, since most
+        replies are never judged and the parsing is left to those that are (`parse`). One
+        `pread` per file, and with `lean` only the one task's (see the class); the listing is
+        parsed again only when it changed. None once the counters cannot be read (the cgroup
+        is gone)."""
+        if lean and self._lean_left > 0 and self._anchor is not None:
+            try:
+                stat = os.pread(self._anchor[1], 128, 0)
+            except OSError:  # it is gone: read the whole cgroup
+                self._drop_lean()
+            else:
+                self._lean_left -= 1
+                return self._lean_cpu, b"", self._lean_tids, [stat], False
+        raw = self._read()
+        if raw is not None and lean and self.lean_ok:
+            self._anchor_on(raw)
+        return raw
+
+    def _read(self) -> Raw | None:
         cpu_fd, tasks_fd = self._cpu_fd, self._tasks_fd
         if cpu_fd is None or tasks_fd is None:
             return None
+        pread = os.pread
         try:
-            raw = os.pread(cpu_fd, 256, 0)
-            listed = os.pread(tasks_fd, 4096, 0)
+            cpu = pread(cpu_fd, 256, 0)
+            listed = pread(tasks_fd, 4096, 0)
         except OSError:
             return None
-        if self._cpu_v2:  # "usage_usec N\n..."
-            cpu = int(raw.split(None, 2)[1]) * 1000
-        else:
-            cpu = int(raw)
-        throttled = 0
+        if listed != self._listed:
+            self._relist(listed)
+        stats = []
+        for fd in self._fds:
+            try:
+                stats.append(pread(fd, 128, 0))
+            except OSError:  # the task exited: its CPU time stays in the cgroup's counter
+                stats.append(b"")
+                self._listed = None  # a tid may come back as another task: open afresh
+        throttled = b""
         if self._throttle_fd is not None:
-            throttled = self._throttled(self._throttle_fd)
-        tasks: dict[int, tuple[int, int]] = {}
-        fds = self._task_fds
+            with contextlib.suppress(OSError):
+                throttled = pread(self._throttle_fd, 1024, 0)
+        return cpu, throttled, self._tids, stats, len(self._tids) < MAX_TASKS
+
+    def confirm(self, raw: Raw) -> Raw:
+        """A lean snapshot whose reply is not there yet: read the listing now. Still the one
+        task: every task alive when the snapshot was taken is that one or has exited since
+        (its CPU time is the cgroup's, not in the derived figure: so only ever more CPU time
+        for the reply), so a task listed later was born since, at 0. Any other listing: the
+        snapshot stays incomplete (a task not in it gets no credit) and the bot is read in
+        full from now on. (A reply read the moment its request was written needs no listing.)"""
+        anchor = self._anchor
+        if raw[4] or not isinstance(raw[0], tuple) or anchor is None or self._tasks_fd is None:
+            return raw
+        try:
+            if os.pread(self._tasks_fd, 4096, 0) == anchor[4]:
+                return raw[0], raw[1], raw[2], raw[3], True
+        except OSError:
+            pass
+        self._drop_lean()
+        return raw
+
+    def _anchor_on(self, raw: Raw, now: Sample | None = None) -> None:
+        """Check the anchor against a full sample (the cgroup counted nothing beyond the one
+        task since) and move it there; else, or if the bot is not one task, read it in full
+        from now on."""
+        cpu_raw, _, tids, stats, _ = raw
+        listed = self._listed
+        if len(tids) != 1 or not stats[0] or listed is None or isinstance(cpu_raw, tuple):
+            self._drop_lean()
+            return
+        cpu = now.cpu if now is not None else self._cpu_ns(cpu_raw)
+        own = int(stats[0].split()[0])
+        anchor = self._anchor
+        if anchor is not None and (
+            anchor[0] != tids[0] or (cpu - anchor[2]) - (own - anchor[3]) > LEAN_SLACK
+        ):
+            self._drop_lean()  # the cgroup counted another task's time: it has others
+            return
+        self._anchor = (tids[0], self._fds[0], cpu, own, listed)
+        self._lean_cpu, self._lean_tids = (cpu, own), (tids[0],)
+        self._lean_left = LEAN_RUN
+
+    def _drop_lean(self) -> None:
+        self._anchor = None
+        self.lean_ok = False
+
+    def _relist(self, listed: bytes) -> None:
+        """Keep a descriptor on the schedstat of every task listed (the first MAX_TASKS)."""
+        old = dict(zip(self._tids, self._fds, strict=True))
+        tids: list[int] = []
+        fds: list[int] = []
         for word in listed.split()[:MAX_TASKS]:
             tid = int(word)
-            fd = fds.get(tid)
-            try:
-                if fd is None:
-                    fd = fds[tid] = os.open(f"/proc/{tid}/schedstat", _RDONLY)
-                stat = os.pread(fd, 128, 0).split()
-            except OSError:  # the task exited: its CPU time stays in the cgroup's counter
-                if fd is not None:
-                    os.close(fds.pop(tid))
-                continue
-            tasks[tid] = (int(stat[0]), int(stat[1]))
-        if len(fds) > len(tasks):
-            for tid in [t for t in fds if t not in tasks]:
-                os.close(fds.pop(tid))
-        return Sample(cpu, throttled, tasks)
+            fd = old.pop(tid, -1)
+            if fd < 0 or self._listed is None:  # after a failed read: the tid may be reused
+                if fd >= 0:
+                    os.close(fd)
+                try:
+                    fd = os.open(f"/proc/{tid}/schedstat", _RDONLY)
+                except OSError:
+                    fd = -1
+            tids.append(tid)
+            fds.append(fd)
+        for fd in old.values():
+            if fd >= 0:
+                os.close(fd)
+        self._listed, self._tids, self._fds = listed, tuple(tids), tuple(fds)
+        anchor = self._anchor
+        if anchor is not None:  # its descriptor may have been opened afresh, or closed
+            if anchor[0] in tids and fds[tids.index(anchor[0])] >= 0:
+                self._anchor = (anchor[0], fds[tids.index(anchor[0])], *anchor[2:])
+            else:
+                self._drop_lean()
+
+    def _cpu_ns(self, cpu_raw: bytes) -> int:
+        if self._cpu_v2:  # "usage_usec N\n..."
+            return int(cpu_raw.split(None, 2)[1]) * 1000
+        return int(cpu_raw)
+
+    def parse(self, raw: Raw) -> Sample:
+        """The figures of a `snapshot`."""
+        cpu_raw, throttle_raw, tids, stats, complete = raw
+        tasks: dict[int, tuple[int, int]] = {}
+        for tid, stat in zip(tids, stats, strict=True):
+            if stat:
+                words = stat.split()
+                tasks[tid] = (int(words[0]), int(words[1]))
+        if isinstance(cpu_raw, tuple):  # lean: the anchor's cgroup time plus the task's since
+            cpu, own = cpu_raw
+            if tids[0] in tasks:
+                cpu += tasks[tids[0]][0] - own
+            return Sample(cpu, 0, tasks, complete)
+        throttled = self._throttled(throttle_raw) if throttle_raw else 0
+        return Sample(self._cpu_ns(cpu_raw), throttled, tasks, complete)
+
+    def sample(self) -> Sample | None:
+        """The counters now, read in full and parsed; None once they cannot be read. Checks
+        the lean reads' anchor (see the class) and moves it here."""
+        raw = self._read()
+        if raw is None:
+            return None
+        now = self.parse(raw)
+        if self._anchor is not None:
+            self._anchor_on(raw, now)
+        return now
 
     def held(self, earlier: Sample, now: Sample, interval: float) -> bool:
         """Is the bot held off the CPU right now: a task of it runnable (state R) while the
@@ -136,11 +290,7 @@ class CpuCounters:
                 return True
         return False
 
-    def _throttled(self, fd: int) -> int:
-        try:
-            text = os.pread(fd, 1024, 0)
-        except OSError:
-            return 0
+    def _throttled(self, text: bytes) -> int:
         key = b"throttled_usec" if self._throttle_v2 else b"throttled_time"
         for line in text.splitlines():
             name, _, value = line.partition(b" ")
@@ -149,12 +299,13 @@ class CpuCounters:
         return 0
 
     def close(self) -> None:
-        for fd in (self._cpu_fd, self._tasks_fd, self._throttle_fd, *self._task_fds.values()):
-            if fd is not None:
+        for fd in (self._cpu_fd, self._tasks_fd, self._throttle_fd, *self._fds):
+            if fd is not None and fd >= 0:
                 with contextlib.suppress(OSError):
                     os.close(fd)
         self._cpu_fd = self._tasks_fd = self._throttle_fd = None
-        self._task_fds = {}
+        self._listed, self._tids, self._fds = None, (), ()
+        self._anchor = None
 
 
 def counters_of(pid: int, own: str, root: str = "/sys/fs/cgroup") -> CpuCounters | None:

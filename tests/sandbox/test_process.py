@@ -260,3 +260,16 @@ async def test_bots_are_forked_here_until_the_spawner_serves(monkeypatch):
     finally:
         spawner.sock.close()
         other.close()
+
+
+async def test_a_bots_sleeps_end_on_time():
+    """The bot's timer slack is the least there is (1 ns, not the 50 us every process
+    inherits): a bot that sleeps is woken when its sleep ends, and what delays it beyond that
+    is run-queue wait, which the fair clocks count as the host's (docs/security.md)."""
+    code = "import ctypes; print(ctypes.CDLL(None).prctl(30, 0, 0, 0, 0))"  # PR_GET_TIMERSLACK
+    async with trio.open_nursery() as nursery:
+        bot = await launcher_for("process").start(LaunchSpec("slack", py(code)), nursery)
+        async with bot:
+            out = await read_all(bot.stdout)
+            await bot.wait()
+    assert out.split() == [b"1"]
