@@ -34,10 +34,15 @@ from arena.league.settings import settings_from_dict
 from arena.referee import GameRecord
 from arena.viewer import replay_data
 
-from .support import BOTS, csrf_of, login, page_client, sqlite_league
+from .support import BOTS, csrf_of, league_fixture, login, page_client, sqlite_league
 
 #: Papagra on a 3x3 board: two actions a turn, and over within a few turns
 MINI = {"name": "papagra", "label": "mini", "options": {"board": "square 3", "max_turns": 4}}
+
+
+def alice_and_random_py(league: League) -> None:
+    league.add_user("alice")
+    league.add_house_bot("alice", BOTS / "random-py")
 
 
 @contextmanager
@@ -46,15 +51,17 @@ def make(tmp_path: Path, **play: Any) -> Iterator[League]:
     with sqlite_league(
         tmp_path, games=[MINI, "stripes"], isolation="process", play={"clock": "60+1", **play}
     ) as league:
-        league.add_user("alice")
-        league.add_house_bot("alice", BOTS / "random-py")
+        alice_and_random_py(league)
         yield league
 
 
-@pytest.fixture
-def league(tmp_path):
-    with make(tmp_path) as league:
-        yield league
+#: what `make(tmp_path)` makes
+league = league_fixture(
+    setup=alice_and_random_py,
+    games=[MINI, "stripes"],
+    isolation="process",
+    play={"clock": "60+1"},
+)
 
 
 def user(league: League, name: str = "alice") -> store.User:

@@ -23,7 +23,7 @@ driver = driver_fixture()
 
 
 @pytest.fixture(scope="module")
-def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     tmp = tmp_path_factory.mktemp("pages-league")
     d = make_league(
         tmp / "league",
@@ -52,11 +52,10 @@ def board_html(d) -> str:
     return d.execute_script("return document.querySelector('.arena-board').innerHTML;")
 
 
-def test_leaderboard_bot_and_game_pages_and_the_replay_steps(driver, league, tmp_path):
+def test_leaderboard_bot_and_game_pages_and_the_replay_steps(driver, server, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
-    server = league
     driver.get_log("browser")  # what earlier tests' pages said is theirs
     driver.get(f"{server.url}/")
     assert driver.find_element(By.CSS_SELECTOR, 'a[href="/leaderboard/stripes"]')
