@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -101,26 +101,55 @@ def empty_tables(db: Any) -> None:
 
 
 @contextlib.contextmanager
-def sqlite_league(root: Path, **settings: Any) -> Iterator[Any]:
-    """A League (arena.league.service) on a fresh SQLite file in `root`, migrated, without a
-    server: `settings` are league.toml's keys (games: stripes unless given). Its database is
-    closed on exit."""
+def league_on(backend: str, root: Path, **settings: Any) -> Iterator[Any]:
+    """A League (arena.league.service) on a fresh, migrated database of `backend` ("sqlite": a
+    file in `root`; "postgresql": a database of its own), without a server: `settings` are
+    league.toml's keys (games: stripes unless given). Its database is closed on exit."""
     from arena.league import migrations
     from arena.league.db.database import Database
     from arena.league.service import League
     from arena.league.settings import settings_from_dict
 
-    url = f"sqlite:///{root / 'league.sqlite'}"
-    engine = sa.create_engine(url)
-    migrations.upgrade(engine)
-    engine.dispose()
-    db = Database(url)
-    try:
-        yield League(
-            settings_from_dict({"database": url, "games": ["stripes"], **settings}, root=root), db
-        )
-    finally:
-        db.dispose()
+    with database_url(backend, root) as url:
+        engine = sa.create_engine(url)
+        migrations.upgrade(engine)
+        engine.dispose()
+        db = Database(url)
+        try:
+            yield League(
+                settings_from_dict({"database": url, "games": ["stripes"], **settings}, root=root),
+                db,
+            )
+        finally:
+            db.dispose()
+
+
+def sqlite_league(root: Path, **settings: Any) -> contextlib.AbstractContextManager[Any]:
+    """`league_on("sqlite", root, **settings)`: the league most page and service tests use."""
+    return league_on("sqlite", root, **settings)
+
+
+def league_fixture(
+    *,
+    backends: Sequence[Any] = ("sqlite",),
+    setup: Callable[[Any], None] | None = None,
+    **settings: Any,
+) -> Any:
+    """The `league` fixture of a test module (`league = league_fixture(...)`): a League made by
+    `league_on` for each of `backends` (`BACKENDS`: both), with `setup(league)` run first (the
+    users and bots the module's tests share). The one way the league tests define `league`, so
+    that the name means one thing: the fixtures that run a league directory as processes are
+    named after what they yield (`served`, `server`, `pg_league`)."""
+    many = len(backends) > 1
+
+    @pytest.fixture(params=list(backends) if many else None)
+    def league(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+        with league_on(request.param if many else backends[0], tmp_path, **settings) as made:
+            if setup is not None:
+                setup(made)
+            yield made
+
+    return league
 
 
 @contextlib.contextmanager

@@ -10,7 +10,6 @@ from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
-from support import BOTS, OpenAPIChecker, database_fixtures
 
 from arena.league.archives import pack_bot_dir
 from arena.league.db import ledger
@@ -20,6 +19,8 @@ from arena.league.service import League
 from arena.league.settings import settings_from_dict
 from arena.league.web.app import create_app
 from arena.league.web.openapi import openapi
+
+from .support import BOTS, OpenAPIChecker, database_fixtures
 
 url, db = database_fixtures()
 

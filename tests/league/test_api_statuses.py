@@ -15,11 +15,12 @@ from typing import Any
 
 import httpx
 import pytest
-from support import BOTS, ROOT, OpenAPIChecker, Server, add_user, cli, make_league
 
 from arena.league.archives import BlobStore, pack_bot_dir
 from arena.league.db import fleet, roster
 from arena.league.db.database import Database
+
+from .support import BOTS, ROOT, OpenAPIChecker, Server, add_user, cli, make_league
 
 pytestmark = pytest.mark.slow
 

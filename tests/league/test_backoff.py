@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-import trio
 from hypothesis import given
 from hypothesis import strategies as st
-from support import BOTS, Server, add_bots, add_user, cli, database_fixtures, make_league
 
 from arena.league.backoff import BASE, CAP, Backoff
 from arena.league.db import ledger, roster, schema
 from arena.league.executors.base import Outcome
 from arena.league.scheduler import Scheduler
 from arena.league.settings import settings_from_dict
+
+from .support import BOTS, Server, add_bots, add_user, cli, database_fixtures, make_league
 
 url, db = database_fixtures()
 
@@ -84,11 +84,23 @@ class CountingScheduler(Scheduler):
         return super()._claim_next()
 
 
-async def test_the_scheduler_sleeps_until_the_backoff_ends(db, tmp_path):
+async def test_the_scheduler_sleeps_until_the_backoff_ends(db, tmp_path, autojump_clock):
     """Nothing else to play (the other bot is disabled): the scheduler neither polls in a loop
-    nor hands the game out early; it claims it once its wait is over."""
+    nor hands the game out early; it claims it once its wait is over.
+
+    Under trio's MockClock: the scheduler's sleep takes no real time, and its wall clock (the
+    `not_before` times) is the mock clock's, read straight from the clock object because the
+    scheduler reads it in its database thread. No deadline guards the wait: the mock clock jumps
+    to the next deadline while a database thread runs (pytest's timeout guards instead)."""
     settings = settings_from_dict({"games": ["stripes"], "opening_turns": 0}, root=tmp_path)
-    scheduler = CountingScheduler(db, settings, seed=5, backoff=Backoff(base=1.0))
+    epoch = time.time() - autojump_clock.current_time()
+    scheduler = CountingScheduler(
+        db,
+        settings,
+        seed=5,
+        backoff=Backoff(base=1.0),
+        clock=lambda: epoch + autojump_clock.current_time(),
+    )
     add_bots(db, 2, ["stripes"])
     job = await scheduler.next_job()
     await scheduler.finished(Outcome(job, void=schema.VoidKind.SANDBOX_FAULT, reason="EAGAIN"))
@@ -98,9 +110,8 @@ async def test_the_scheduler_sleeps_until_the_backoff_ends(db, tmp_path):
             sa.select(schema.games.c.not_before).where(schema.games.c.id == job.game_id)
         ).scalar_one()
     scheduler.looks = 0
-    with trio.fail_after(30):
-        again = await scheduler.next_job()
-    assert ledger.seconds_until(not_before, time.time()) <= 0  # not before its time
+    again = await scheduler.next_job()
+    assert ledger.seconds_until(not_before, scheduler.clock()) <= 0  # not before its time
     assert (again.game_id, again.attempt) == (job.game_id, 2)
     assert scheduler.looks <= 3, scheduler.looks  # one look, a sleep, one look (and a spare)
 

@@ -8,11 +8,12 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from support import add_bots, postgres_database
 
 from arena.league import migrations
 from arena.league.db import fleet, ledger, schema
 from arena.league.db.database import Database
+
+from .support import add_bots, postgres_database
 
 pytestmark = pytest.mark.postgres
 
@@ -28,7 +29,7 @@ def url() -> Iterator[str]:
 
 @pytest.fixture
 def db(url: str) -> Iterator[Database]:
-    from support import empty_tables
+    from .support import empty_tables
 
     db = Database(url)
     empty_tables(db)

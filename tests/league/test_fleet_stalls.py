@@ -16,13 +16,14 @@ import pytest
 import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import BOTS, Server, arena, database_fixtures, make_league, postgres_database
-from test_workers import STALLED_AFTER, Worker, q, two_bots, wait_until
 
 from arena.league.db import fleet, schema
 from arena.league.executors.inprocess import _outcome
 from arena.league.slot import _void_kind
 from arena.league.worker import Deferred, Gate
+
+from .support import BOTS, Server, arena, database_fixtures, make_league, postgres_database
+from .test_workers import STALLED_AFTER, Worker, q, two_bots, wait_until
 
 url, db = database_fixtures()
 STUB = str(Path(__file__).resolve().parent / "host_stall")

@@ -7,21 +7,18 @@ from __future__ import annotations
 
 import json
 import re
-import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from support import BOTS, csrf_of, login, page_client, sqlite_league
 
 from arena.league.db import ledger, roster, schema, views
 from arena.league.ratings import Skill, rate
 from arena.league.service import League
 from arena.league.web import pages
 from tests.viewer.test_replay import random_record
+
+from .support import BOTS, csrf_of, login, page_client, sqlite_league
 
 EVIL = "<img src=x onerror=alert(1)>"
 SCRIPT = "<script>alert(1)</script>"

@@ -16,7 +16,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from support import (
+
+from arena.league.db import fleet, ledger, schema
+from arena.league.web.auth import COOKIE
+from arena.referee.channel import STDERR_SEPARATOR
+
+from .support import (
     BOTS,
     ROOT,
     Server,
@@ -28,10 +33,6 @@ from support import (
     page_client,
     sqlite_league,
 )
-
-from arena.league.db import fleet, ledger, schema
-from arena.league.web.auth import COOKIE
-from arena.referee.channel import STDERR_SEPARATOR
 
 SECRET = "SECRET-STRATEGY-42"
 DEPTH = 15

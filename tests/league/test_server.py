@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from support import BACKENDS, BOTS, ROOT, Server, cli, database_url, make_league
 
 from arena.league.archives import pack_bot_dir
 from arena.league.db import schema
+
+from .support import BACKENDS, BOTS, ROOT, Server, cli, database_url, make_league
 
 pytestmark = pytest.mark.slow
 

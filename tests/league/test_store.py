@@ -12,11 +12,12 @@ from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import add_bots, database_fixtures, empty_tables
 
 from arena.league import migrations
 from arena.league.db import ledger, roster, schema, views
 from arena.league.ratings import MU0, SIGMA0, Skill, rate
+
+from .support import add_bots, database_fixtures, empty_tables
 
 VARIANTS = ["papagra", "stripes"]
 url, db = database_fixtures()

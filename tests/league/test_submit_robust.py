@@ -21,7 +21,17 @@ from typing import Any
 import httpx
 import pytest
 import trio
-from support import BOTS, Server, add_user, cli, database_url, make_league, postgres_database
+
+from .support import (
+    BACKENDS,
+    BOTS,
+    Server,
+    add_user,
+    cli,
+    league_fixture,
+    make_league,
+    postgres_database,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -105,27 +115,8 @@ async def test_concurrent_submissions_each_validate_their_own_files(league_dir: 
     assert all(r["problem"].startswith("handshake") for r in done), done
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def league(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    """A League on a migrated database of each backend, without a server."""
-    import sqlalchemy as sa
-
-    from arena.league import migrations
-    from arena.league.db.database import Database
-    from arena.league.service import League
-    from arena.league.settings import settings_from_dict
-
-    with database_url(request.param, tmp_path) as url:
-        engine = sa.create_engine(url)
-        migrations.upgrade(engine)
-        engine.dispose()
-        db = Database(url)
-        try:
-            yield League(
-                settings_from_dict({"database": url, "games": ["stripes"]}, root=tmp_path), db
-            )
-        finally:
-            db.dispose()
+#: a League on a migrated database of each backend, without a server
+league = league_fixture(backends=BACKENDS)
 
 
 async def test_a_version_is_never_visible_before_its_files(league: Any) -> None:

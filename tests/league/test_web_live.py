@@ -11,12 +11,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from support import ROOT, Server, add_slow_bots, make_league, page_client, sqlite_league
 
 from arena.league.live import LiveGames
 from arena.referee.clock import TimeControl
 from arena.referee.record import GameRecord
 from arena.viewer import replay_data
+
+from .support import ROOT, Server, add_slow_bots, make_league, page_client, sqlite_league
 
 
 @pytest.fixture

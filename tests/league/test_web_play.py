@@ -25,7 +25,6 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
-from support import BOTS, csrf_of, login, page_client, sqlite_league
 
 from arena.league import migrations
 from arena.league.challenges import BrowserIO
@@ -37,8 +36,15 @@ from arena.league.settings import settings_from_dict
 from arena.referee import GameRecord
 from arena.viewer import replay_data
 
+from .support import BOTS, csrf_of, league_fixture, login, page_client, sqlite_league
+
 #: Papagra on a 3x3 board: two actions a turn, and over within a few turns
 MINI = {"name": "papagra", "label": "mini", "options": {"board": "square 3", "max_turns": 4}}
+
+
+def alice_and_random_py(league: League) -> None:
+    league.add_user("alice")
+    league.add_house_bot("alice", BOTS / "random-py")
 
 
 @contextmanager
@@ -47,15 +53,17 @@ def make(tmp_path: Path, **play: Any) -> Iterator[League]:
     with sqlite_league(
         tmp_path, games=[MINI, "stripes"], isolation="process", play={"clock": "60+1", **play}
     ) as league:
-        league.add_user("alice")
-        league.add_house_bot("alice", BOTS / "random-py")
+        alice_and_random_py(league)
         yield league
 
 
-@pytest.fixture
-def league(tmp_path):
-    with make(tmp_path) as league:
-        yield league
+#: what `make(tmp_path)` makes
+league = league_fixture(
+    setup=alice_and_random_py,
+    games=[MINI, "stripes"],
+    isolation="process",
+    play={"clock": "60+1"},
+)
 
 
 def user(league: League, name: str = "alice") -> roster.User:
@@ -307,9 +315,9 @@ def test_a_challenge_never_becomes_a_job_and_a_stop_fails_it_on_postgresql(tmp_p
     """With workers (`--no-local-games`) the server re-defers a job for every game in flight
     without one; a person's game has none on purpose and must never be handed to a worker,
     and a stop must fail it rather than queue it again (its person is gone)."""
-    from support import postgres_database
-
     from arena.league import queue
+
+    from .support import postgres_database
 
     with postgres_database() as url:
         engine = sa.create_engine(url)
@@ -371,7 +379,8 @@ def test_a_real_server_stopped_mid_game_fails_it_and_leaves_no_bot_behind(tmp_pa
     import signal
 
     import httpx
-    from support import Server, add_user, cli, make_league
+
+    from .support import Server, add_user, cli, make_league
 
     d = make_league(tmp_path / "league", games='["stripes"]')
     token = add_user(d, "ada")

@@ -10,10 +10,11 @@ import tarfile
 
 import pytest
 from starlette.testclient import TestClient
-from support import BOTS, csrf_of, login, page_client, sqlite_league
 
 from arena.league.archives import pack_bot_dir
 from arena.league.db import roster, schema
+
+from .support import BOTS, csrf_of, login, page_client, sqlite_league
 
 EVIL = "<script>alert(1)</script>"
 

@@ -8,12 +8,13 @@ import socket
 import uuid
 
 import pytest
-from support import Server
-from test_workers import STALLED_AFTER, Worker, finished, league, q, wait_until
+
+from .support import Server
+from .test_workers import STALLED_AFTER, Worker, finished, pg_league, q, wait_until
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
-__all__ = ["league"]  # the fixture, from test_workers
+__all__ = ["pg_league"]  # the fixture, from test_workers
 
 
 def free_port() -> int:
@@ -22,8 +23,8 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def test_a_worker_that_cannot_reach_the_server_stops_taking_jobs(league, tmp_path):
-    d, url, engine = league
+def test_a_worker_that_cannot_reach_the_server_stops_taking_jobs(pg_league, tmp_path):
+    d, url, engine = pg_league
     port = free_port()
     name = f"wo-{uuid.uuid4().hex[:6]}"
     server = Server(d, "--no-local-games", "--stalled-after", STALLED_AFTER)

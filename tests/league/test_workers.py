@@ -23,10 +23,11 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from support import BOTS, ROOT, Server, arena, make_league, postgres_database
 
 from arena.league.db import fleet, ledger, schema
 from arena.league.ratings import Skill, rate
+
+from .support import BOTS, ROOT, Server, arena, make_league, postgres_database
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -166,7 +167,9 @@ def two_bots(tmp: Path) -> list[Path]:
 
 
 @pytest.fixture
-def league(tmp_path):
+def pg_league(tmp_path):
+    """A league directory on PostgreSQL with two random bots and no server (the workers play
+    its games): (directory, database URL, an engine on it)."""
     with postgres_database() as url:
         d = make_league(
             tmp_path / "league",
@@ -333,8 +336,8 @@ def check_every_game_once(
         assert replay[v].sigma == pytest.approx(sigma, abs=1e-6)
 
 
-def test_workers_survive_kills_and_record_every_game_once(league, tmp_path):
-    d, url, engine = league
+def test_workers_survive_kills_and_record_every_game_once(pg_league, tmp_path):
+    d, url, engine = pg_league
     tag = uuid.uuid4().hex[:6]
     names = [f"wa-{tag}", f"wb-{tag}"]
     server = Server(d, "--no-local-games", "--stalled-after", STALLED_AFTER)
@@ -376,11 +379,11 @@ def test_workers_survive_kills_and_record_every_game_once(league, tmp_path):
     check_every_game_once(engine, lost, names[0], 50)
 
 
-def test_worker_slots_keep_session_processes_when_the_league_allows(league, tmp_path):
+def test_worker_slots_keep_session_processes_when_the_league_allows(pg_league, tmp_path):
     """`reuse = true`: a worker's slot keeps each version's process between its games (the
     random bots offer sessions); every game is recorded in full, and stopping the worker
     leaves no bot process."""
-    d, url, engine = league
+    d, url, engine = pg_league
     toml = d / "league.toml"
     toml.write_text(toml.read_text().replace("reuse = false", "reuse = true", 1))
     name = f"ws-{uuid.uuid4().hex[:6]}"
@@ -400,12 +403,12 @@ def test_worker_slots_keep_session_processes_when_the_league_allows(league, tmp_
     assert session_games[0] == 1 and session_games[-1] >= 4, session_games
 
 
-def test_a_stale_attempt_arriving_late_is_refused(league, tmp_path):
+def test_a_stale_attempt_arriving_late_is_refused(pg_league, tmp_path):
     """Worker a is frozen mid-game (SIGSTOP on it and its slot: a partition); its job stalls and
     worker b replays the game as attempt 2. Thawed, a finishes attempt 1 and tries to record it:
     zero rows updated, nothing written, counted as stale against a. Taken for dead by the
     queue meanwhile, a registers again and goes on playing, with no traceback in its log."""
-    d, url, engine = league
+    d, url, engine = pg_league
     tag = uuid.uuid4().hex[:6]
     names = [f"fa-{tag}", f"fb-{tag}"]
     server = Server(d, "--no-local-games", "--stalled-after", STALLED_AFTER)

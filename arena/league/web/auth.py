@@ -1,4 +1,4 @@
-"""Who is looking at a page: the login session and the cross-site request forgery guard.
+"""Who is looking at a page: the login session, its epoch, login and logout.
 
 People log in with their API token (the same one the CLI and the API use; there are no
 passwords to leak). The session is Starlette's signed cookie (itsdangerous), HttpOnly and
@@ -15,18 +15,14 @@ request anyway (so the check costs no query), nothing has to be pruned, and "log
 everywhere" is what a person who logs out of a shared or stolen browser wants; the price is
 that logging out on one device logs out the others too.
 
-Every state-changing form carries the session's CSRF token in a hidden `csrf` field and its
-handler calls `check_csrf`, which also refuses a cross-origin `Origin` header. SameSite=Lax
-alone would stop most forgeries; the token covers old browsers and same-site subdomains.
+The CSRF guard every form handler calls (`check_csrf`) lives in `session`, which `render`
+shares: this module renders the login page, so the guard cannot live here.
 """
 
 from __future__ import annotations
 
-import hmac
 import secrets
-from urllib.parse import urlsplit
 
-from starlette.datastructures import FormData
 from starlette.middleware import Middleware
 from starlette.middleware.sessions import SessionMiddleware
 from starlette.requests import Request
@@ -35,6 +31,8 @@ from starlette.routing import Route
 
 from arena.league.errors import LeagueError
 from arena.league.service import League, User
+from arena.league.web.render import render
+from arena.league.web.session import check_csrf
 
 COOKIE = "arena_session"
 #: a login lasts this long without a visit
@@ -54,15 +52,6 @@ def session_middleware(league: League, *, https_only: bool = False) -> Middlewar
 
 def _league(request: Request) -> League:
     return request.app.state.league
-
-
-def csrf_token(request: Request) -> str:
-    """The token forms must echo; made lazily so anonymous visitors get one for the login form."""
-    token = request.session.get("csrf")
-    if not token:
-        token = secrets.token_urlsafe(24)
-        request.session["csrf"] = token
-    return token
 
 
 async def current_user(request: Request) -> User | None:
@@ -89,31 +78,6 @@ async def require_user(request: Request) -> User:
     return user
 
 
-def _same_origin(request: Request) -> bool:
-    origin = request.headers.get("origin")
-    if origin is None or origin == "null":
-        return origin is None
-    o = urlsplit(origin)
-    return (o.netloc or "").lower() == (request.headers.get("host") or "").lower()
-
-
-async def check_csrf(request: Request) -> FormData:
-    """The request's form, once its CSRF token and origin are checked (403 otherwise)."""
-    form = await request.form()
-    sent = form.get("csrf")
-    expected = request.session.get("csrf")
-    if (
-        not isinstance(sent, str)
-        or not expected
-        or not hmac.compare_digest(sent.encode(), str(expected).encode())
-        or not _same_origin(request)
-    ):
-        raise LeagueError(
-            "this form is stale or came from another site; reload and retry", status=403
-        )
-    return form
-
-
 def _safe_next(target: str | None) -> str:
     """Only local paths: a login must not become an open redirect."""
     if not target or not target.startswith("/") or target.startswith("//") or "\\" in target:
@@ -122,15 +86,11 @@ def _safe_next(target: str | None) -> str:
 
 
 async def login_page(request: Request) -> Response:
-    from arena.league.web.render import render
-
     await current_user(request)
     return render(request, "login.html", next=_safe_next(request.query_params.get("next")))
 
 
 async def login(request: Request) -> Response:
-    from arena.league.web.render import render
-
     form = await check_csrf(request)
     token = str(form.get("token") or "").strip()
     target = _safe_next(str(form.get("next") or "/"))

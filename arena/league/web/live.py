@@ -45,8 +45,10 @@ from arena.league.errors import LeagueError
 from arena.league.live import LiveGame
 from arena.league.service import League
 from arena.league.web.auth import current_user
-from arena.league.web.render import render, render_block
+from arena.league.web.render import reason_words, render, render_block
 from arena.league.web.sse import PING, Emit, EventStream
+from arena.referee.record import GameRecord, RecordError
+from arena.viewer import replay_data
 
 #: games in flight a page lists (a league plays a few dozen at once at most)
 IN_FLIGHT_LIMIT = 100
@@ -95,8 +97,6 @@ async def in_flight_games(league: League) -> dict[str, Any]:
 
 
 def _block_context(data: dict[str, Any]) -> dict[str, Any]:
-    from arena.league.web.pages import reason_words
-
     return {**data, "reason_words": reason_words}
 
 
@@ -155,11 +155,8 @@ async def live_context(league: League, game_id: int) -> dict[str, Any]:
     }
 
 
-async def _replay(league: League, game_id: int) -> dict[str, Any] | None:
+async def finished_replay(league: League, game_id: int) -> dict[str, Any] | None:
     """The finished game's replay (the record without the owners' stderr and logs)."""
-    from arena.referee.record import GameRecord, RecordError
-    from arena.viewer import replay_data
-
     try:
         record = GameRecord.from_dict(await league.record(game_id))
         return await trio.to_thread.run_sync(replay_data, record)

@@ -33,11 +33,10 @@ from arena.league import privacy
 from arena.league.db import schema, views
 from arena.league.errors import LeagueError
 from arena.league.service import League, User, bot_id_filter
-from arena.league.web.auth import check_csrf, current_user, require_user
-from arena.league.web.live import _replay, in_flight_games, live_context
-from arena.league.web.render import render
-from arena.referee.channel import STDERR_SEPARATOR
-from arena.referee.record import reason_text
+from arena.league.web.auth import current_user, require_user
+from arena.league.web.live import finished_replay, in_flight_games, live_context
+from arena.league.web.render import reason_words, render
+from arena.league.web.session import check_csrf
 from arena.viewer.charts import line_chart
 
 #: rows per page of the leaderboard and of the games list
@@ -88,7 +87,7 @@ class ReplayCache:
         if game_id in self._entries:
             self._entries.move_to_end(game_id)
             return self._entries[game_id]
-        replay = await _replay(league, game_id)
+        replay = await finished_replay(league, game_id)
         self._entries[game_id] = replay
         while len(self._entries) > self.size:
             self._entries.popitem(last=False)
@@ -116,18 +115,6 @@ def _path_id(request: Request, name: str = "game_id") -> int:
     if not raw.isdigit() or len(raw) > 18:
         raise LeagueError(f"no game {raw!r}", status=404)
     return int(raw)
-
-
-def reason_words(game: dict[str, Any], *, full: bool = False) -> str:
-    """How a game ended, in the referee's words (the record's detail: "blue (x) ran out of
-    time"), without the stderr tail the referee appends for a bot that failed to start unless
-    `full`; the reason code spelled out when there is no detail."""
-    detail = game.get("detail") or ""
-    if not full:
-        detail = detail.partition(STDERR_SEPARATOR)[0]
-    if detail:
-        return detail
-    return reason_text(game.get("reason") or game.get("state"))
 
 
 def charts(series: list[tuple[str, Any]], *, title: str, x_label: str) -> Markup:

@@ -29,8 +29,9 @@ from arena.league.db import views
 from arena.league.errors import LeagueError
 from arena.league.service import League
 from arena.league.web.api import archive_form, archive_from_form, check_declared_size
-from arena.league.web.auth import check_csrf, current_user, require_user
+from arena.league.web.auth import current_user, require_user
 from arena.league.web.render import environment, render
+from arena.league.web.session import check_csrf
 from arena.league.web.sse import PING, Emit, EventStream
 
 #: what the pages call a version's state while and after it is validated
