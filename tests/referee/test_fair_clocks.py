@@ -22,6 +22,7 @@ import pytest
 
 from arena.referee import MatchConfig, TimeControl, load_bot, play_match
 from arena.referee.match import HostStall
+from arena.sandbox import Limits
 from arena.sandbox.cgroups import CgroupSystem
 
 SOURCE = Path(__file__).resolve().parent / "bots" / "timing_bot.c"
@@ -135,6 +136,10 @@ async def flagged(cfg: MatchConfig, isolation: str) -> dict | None:
 
 
 def config(a, b, tc: TimeControl, seed: int = 0, **kw) -> MatchConfig:
+    # a real-time bot (TIMING_RT) cannot be in a CPU-capped cgroup, which has no real-time
+    # budget: process bots here are not capped (the cap's own tests: tests/sandbox/test_cpu_cap.py)
+    if a.isolation == "process" and "limits" not in kw:
+        kw["limits"] = Limits(cpus=float(os.cpu_count() or 1))
     return MatchConfig("stripes", {}, (a, b), tc, seed=seed, cpu_affinity=((CPU,), (0,)), **kw)
 
 
