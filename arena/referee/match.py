@@ -515,10 +515,12 @@ class _Referee:
 
     def _meter(self, seat: int, channel: BotChannel) -> None:
         """Measure the seat's replies where its cgroup counts its CPU (else the record says
-        "none": the wall clock's plain rule); a kept process's channel gets this game's."""
+        "none": the wall clock's plain rule); a kept process's channel gets this game's. The
+        record names the bot's CPU cap too (null: not capped, its sandbox could not)."""
         tc = self.tcs[seat]
         channel.clock, channel.wall_cap = tc.clock, tc.wall_cap
         counters = channel.proc.counters
+        self.record.bots[seat]["cpu_cap"] = counters.cap if counters is not None else None
         if not self.config.accounting:
             channel.meter = None
             return
