@@ -2,9 +2,15 @@
 
 Per reply, the referee samples the bot's counters (arena/sandbox/cpuacct.py) just before the
 request is written and the moment the reply's last byte is read (the same moment its arrival
-is stamped), and its own thread's run-queue wait (/proc/thread-self/schedstat) when the request
-is written and when the reply is read: that difference is how long the referee was runnable
-but off a CPU while the bot's clock ran, its lateness in seeing the reply.
+is stamped), and its own thread's run-queue wait (/proc/thread-self/schedstat) when the reply
+is read and at the start of every sleep of its event loop while the reply is awaited (a trio
+instrument, `OwnClock`). Its lateness in seeing the reply is its run-queue wait since the
+start of its last sleep (since the request was written, if it never slept): while the referee
+sleeps it waits on the bot's pipe, so a reply that came before the sleep ended would have ended
+it; its waits before that sleep delayed nothing of this reply, whatever else woke it (its own
+re-check timers, other tasks of its process). Where that last sleep was ended by a timer, not by
+output, the reply came at some unknown moment of the wait for a CPU that followed; only the
+wait after the referee got the CPU is then sure (`sure_late`, see arena/referee/blame.py).
 
 The figures go to the record per reply (docs/record.md): `cpu`, `wait` (runnable wait summed
 over the bot's tasks), `late`, `host` (the share forgiven), `charged`, and per turn the
@@ -15,8 +21,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from dataclasses import dataclass
 from typing import Any
+
+import trio
 
 from arena.referee.blame import Measures, Verdict, task_stall
 from arena.sandbox.cpuacct import CpuCounters, Raw, Sample
@@ -56,12 +65,12 @@ def open_own_schedstat() -> int | None:
         return None
 
 
-def _delay(schedstat: bytes) -> int:
-    """The run-queue wait (ns) in a thread's schedstat, 0 where unreadable."""
+def _delay(schedstat: bytes, default: int = 0) -> int:
+    """The run-queue wait (ns) in a thread's schedstat, `default` where unreadable."""
     try:
         return int(schedstat.split()[1])
     except (IndexError, ValueError):
-        return 0
+        return default
 
 
 def close_fd(fd: int | None) -> None:
@@ -70,36 +79,127 @@ def close_fd(fd: int | None) -> None:
             os.close(fd)
 
 
+#: an I/O wait shorter than this (seconds, less the run-queue wait) did not sleep: the reply may
+#: have been there before it, so it does not move the start of the lateness
+SLEPT = 20e-6
+
+
+@dataclass(frozen=True, slots=True)
+class Sleep:
+    """One sleep of the referee's event loop (its thread's run-queue wait in ns at its start
+    and once it ran again), and whether a timer ended it (no output was there to end it)."""
+
+    start: int
+    woke: int
+    timer: bool
+
+
+def lateness(written: int, sleep: Sleep | None, read: int) -> tuple[float, float]:
+    """(late, sure_late) in seconds from the referee thread's run-queue wait (ns) when the
+    request was written, at its last sleep since (None: it never slept) and when the reply was
+    read. `late` counts from the start of that sleep: a reply there before it would have ended
+    it. After a sleep a timer ended, the reply may have come during the wait for a CPU that
+    followed: only what came after it (`sure_late`) is sure."""
+    if sleep is None:
+        late = max(0, read - written) / 1e9
+        return late, late
+    late = max(0, read - sleep.start) / 1e9
+    if not sleep.timer:
+        return late, late
+    return late, max(0, read - sleep.woke) / 1e9
+
+
+class OwnClock(trio.abc.Instrument):
+    """The referee thread's run-queue wait at the sleeps of its event loop, while a metered
+    reply is awaited (`armed`): a trio instrument, one per game (added and removed by it).
+
+    `before_io_wait` reads it (one pread) when the loop is about to sleep, `after_io_wait`
+    when it runs again: the wait between is the wake-up's, so the wake-up came at `now - wait`,
+    and a timer ended the sleep when that is not before the timeout. Unarmed, the hooks return
+    at once."""
+
+    def __init__(self, fd: int | None) -> None:
+        self.fd = fd
+        self.armed = 0
+        #: the last sleep while armed, and how many there were (a meter's mark)
+        self.last: Sleep | None = None
+        self.sleeps = 0
+        self._at = 0.0
+        self._start = -1
+        self._timeout = 0.0
+
+    def delay(self) -> int:
+        """The thread's run-queue wait so far (ns), -1 where unreadable."""
+        fd = self.fd
+        if fd is None:
+            return -1
+        try:
+            return _delay(os.pread(fd, 128, 0), -1)
+        except OSError:
+            return -1
+
+    def before_io_wait(self, timeout: float) -> None:
+        if self.armed and timeout > 0.0:
+            self._start = self.delay()
+            self._at = time.perf_counter()
+            self._timeout = timeout
+        else:
+            self._start = -1
+
+    def after_io_wait(self, timeout: float) -> None:
+        start = self._start
+        if start < 0:
+            return
+        self._start = -1
+        woke = self.delay()
+        if woke < start:
+            return
+        # from the start of the sleep to its wake-up (a little more: the microseconds run since)
+        slept = time.perf_counter() - (woke - start) / 1e9 - self._at
+        if slept >= SLEPT:
+            self.last = Sleep(start, woke, slept >= self._timeout)
+            self.sleeps += 1
+
+
 class Meter:
     """The per-reply sampling of one bot. The bot's counters belong to its process (closed
-    with it); `self_fd` (open_own_schedstat) to the game that uses the meter.
+    with it); `own` (the referee thread's clock) to the game that uses the meter.
 
     What a request takes is only what a later verdict needs, read and not parsed (most
     replies are quick and never judged): see `start` and `written`."""
 
-    __slots__ = ("_after", "_before", "_late0", "_late1", "counters", "last", "self_fd")
+    __slots__ = (
+        "_after",
+        "_armed",
+        "_before",
+        "_late",
+        "_late0",
+        "_late1",
+        "_sleeps",
+        "counters",
+        "last",
+        "own",
+    )
 
-    def __init__(self, counters: CpuCounters, self_fd: int | None) -> None:
+    def __init__(self, counters: CpuCounters, own: OwnClock | None) -> None:
         self.counters = counters
-        self.self_fd = self_fd
+        self.own = own
         self._before: Raw | None = None
         self._after: Sample | None = None
         #: the sample the last `measures` used
         self.last: Sample | None = None
-        self._late0 = self._late1 = b""
+        self._late0 = self._late1 = -1
+        self._sleeps = 0
+        self._armed = False
+        self._late: tuple[float, float] = (0.0, 0.0)
 
     @property
     def source(self) -> str:
         return self.counters.source
 
-    def _own(self) -> bytes:
-        fd = self.self_fd
-        if fd is None:
-            return b""
-        try:
-            return os.pread(fd, 128, 0)
-        except OSError:
-            return b""
+    def _own(self) -> int:
+        own = self.own
+        return -1 if own is None else own.delay()
 
     @property
     def measured(self) -> bool:
@@ -120,17 +220,39 @@ class Meter:
     def written(self) -> None:
         """The request is written: the bot's clock starts."""
         self._late0 = self._own()
+        own = self.own
+        if own is not None:
+            self._sleeps = own.sleeps
 
     def waiting(self) -> None:
-        """The reply is not there yet: what a lean snapshot left to now (the listing)."""
+        """The reply is not there yet: what a lean snapshot left to now (the listing), and the
+        referee's sleeps are watched until `done`."""
         before = self._before
         if before is not None and not before[4]:
             self._before = self.counters.confirm(before)
+        if self.own is not None and not self._armed:
+            self.own.armed += 1
+            self._armed = True
+
+    def done(self) -> None:
+        """The wait for the reply is over (whatever ended it)."""
+        if self._armed:
+            self._armed = False
+            assert self.own is not None
+            self.own.armed -= 1
 
     def arrived(self) -> None:
         """The reply's last byte was just read."""
         self._after = self.counters.sample()
-        self._late1 = self._own()
+        self._late1 = read = self._own()
+        written = self._late0
+        if read < 0 or written < 0:
+            self._late = (0.0, 0.0)
+            return
+        own = self.own
+        assert own is not None
+        sleep = own.last if own.sleeps != self._sleeps else None
+        self._late = lateness(written, sleep, read)
 
     def measures(self, wall: float) -> Measures:
         """The reply's measurements (`arrived` sampled them), or, for a reply still awaited,
@@ -160,6 +282,7 @@ class Meter:
             wait += task[1]
             tasks.append(task)
         # while the reply is awaited the referee's own delays hid nothing: no lateness
-        late = 0.0 if awaited else max(0, _delay(self._late1) - _delay(self._late0)) / 1e9
+        late, sure = (0.0, 0.0) if awaited else self._late
         throttled = (after.throttled - before.throttled) / 1e9
-        return Measures(wall, cpu, wait, task_stall(tasks, cpu), throttled, late)
+        stall = task_stall(tasks, cpu)
+        return Measures(wall, cpu, wait, stall, throttled, late, sure if sure < late else None)

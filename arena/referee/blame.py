@@ -18,6 +18,13 @@ bot's own, and decides from the bot's own share alone:
 - a reply the bot was not to blame for, whose host share is larger than `stall_bound` (half the
   deadline, at least the margin), is a host stall: the game is voided and played again rather
   than decided on a degraded machine. A smaller host share is forgiven;
+- the referee's lateness is provably after the reply only in part when the wake-up that let
+  the referee see it was not the reply's (its own re-check timer fired while the bot had not
+  replied yet, and the referee then waited for a CPU while the reply came): `sure_late` is that
+  part. A verdict that depends on the rest is not given to the bot: where forgiving that rest
+  would spare it, the bot is flagged, unless the rest is at least the margin (a bot within its
+  deadline can only lose that way by more than the margin), then the game is voided as a host
+  stall. So the referee's own delay never turns a late reply into an accepted one;
 - without measurements (no cgroup, a person at a seat) the rule is the plain one of the wall
   clock, whatever clock was asked for: nothing is forgiven, nothing is charged by CPU.
 
@@ -29,7 +36,7 @@ docs/security.md gives the argument in full; tests/referee/test_blame.py pins it
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 #: a host share larger than this fraction of the deadline (and than the margin) voids the game
 HOST_STALL_FRACTION = 0.5
@@ -54,8 +61,13 @@ class Measures:
     stall: float = 0.0
     #: time the bot's own CPU quota throttled it (its choice of threads, never the host's)
     throttled: float = 0.0
-    #: the referee's own run-queue wait before it saw the reply
+    #: the referee's own run-queue wait before it saw the reply, since its last sleep: more
+    #: than that cannot have delayed it (the reply would have woken it)
     late: float = 0.0
+    #: the part of `late` provably after the reply came (None: all of it). Less when the
+    #: referee's last wake-up was its own timer: the reply came somewhere in the wait that
+    #: followed (arena/referee/accounting.py, `lateness`)
+    sure_late: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,7 +122,30 @@ def judge(
     clock: str = WALL,
     wall_cap: float = 3.0,
 ) -> Verdict:
-    """The verdict on one reply (or on a reply still awaited: `m.wall` is the time so far)."""
+    """The verdict on one reply (or on a reply still awaited: `m.wall` is the time so far).
+
+    Where the referee's lateness is only partly sure (`m.sure_late`), the verdict is the one
+    that forgives all of it unless forgiving only the sure part flags the bot: then the bot is
+    flagged, or, where the unsure part is at least the margin, the game is voided."""
+    verdict = _judge(m, deadline, margin, clock, wall_cap)
+    sure = m.sure_late
+    if deadline is None or sure is None or sure >= m.late:
+        return verdict
+    strict = _judge(replace(m, late=max(0.0, sure)), deadline, margin, clock, wall_cap)
+    if not strict.flagged:
+        return verdict
+    if verdict.flagged or m.late - max(0.0, sure) < margin:
+        if verdict.flagged:
+            return strict
+        why = f"{strict.why} (the referee's wait before it saw the reply is not surely after it)"
+        return Verdict(strict.charged, strict.host, True, False, why)
+    why = "the referee waited for a CPU when the reply came: its share is unknown"
+    return Verdict(verdict.charged, verdict.host, False, True, why)
+
+
+def _judge(
+    m: Measures, deadline: float | None, margin: float, clock: str, wall_cap: float
+) -> Verdict:
     if m.cpu is None:  # not measured: the wall clock's plain rule
         flagged = deadline is not None and m.wall > deadline + margin
         why = "wall time past deadline + margin (no accounting)" if flagged else ""

@@ -259,11 +259,17 @@ class BotChannel(Seat):
                 if meter is not None:
                     meter.waiting()
                 self._wakeup = trio.Event()
-                with trio.CancelScope(deadline=written + limit) as scope:
-                    await self._wakeup.wait()
-                timed_out = scope.cancelled_caught
-                if timed_out and meter is not None and deadline is not None:
-                    timed_out, account = await self._wait_stalled(meter, written, deadline, margin)
+                try:
+                    with trio.CancelScope(deadline=written + limit) as scope:
+                        await self._wakeup.wait()
+                    timed_out = scope.cancelled_caught
+                    if timed_out and meter is not None and deadline is not None:
+                        timed_out, account = await self._wait_stalled(
+                            meter, written, deadline, margin
+                        )
+                finally:
+                    if meter is not None:
+                        meter.done()
                 self._yielded_at = written
             elif written - self._yielded_at >= FAST_YIELD:
                 # the reply was read at once: a run of instant replies still lets the other
@@ -374,10 +380,17 @@ class BotChannel(Seat):
 
     def _stall_detail(self, account: Account, deadline: float, margin: float) -> str:
         m, v = account.measures, account.verdict
+        if m.sure_late is not None and v.why.startswith("the referee waited"):
+            why = (
+                f"{v.why} (referee lateness {m.late:.3f} s, {m.sure_late:.3f} s of it surely "
+                f"after the reply; the rest >= the margin)"
+            )
+        else:
+            why = f"> bound {stall_bound(deadline, margin):.3f} s"
         return (
             f"waited {m.wall:.3f} s for a reply (deadline {deadline:.3f} s + {margin:g} s), "
             f"host's share {v.host:.3f} s (runnable wait {m.stall:.3f} s, referee lateness "
-            f"{m.late:.3f} s) > bound {stall_bound(deadline, margin):.3f} s; "
+            f"{m.late:.3f} s) {why}; "
             f"bot's own {m.wall - v.host:.3f} s, CPU {m.cpu or 0.0:.3f} s"
         )
 
