@@ -8,9 +8,9 @@ instrument, `OwnClock`). Its lateness in seeing the reply is its run-queue wait 
 start of its last sleep (since the request was written, if it never slept): while the referee
 sleeps it waits on the bot's pipe, so a reply that came before the sleep ended would have ended
 it; its waits before that sleep delayed nothing of this reply, whatever else woke it (its own
-re-check timers, other tasks of its process). Where that last sleep was ended by a timer, not by
-output, the reply came at some unknown moment of the wait for a CPU that followed; only the
-wait after the referee got the CPU is then sure (`sure_late`, see arena/referee/blame.py).
+re-check timers, other tasks of its process). What woke it last is not known (a timer, another
+task's pipe, the first bytes of a reply written in parts), so no part of that wait is surely
+after the reply: it is forgiven in the charge, never in a flag (arena/referee/blame.py).
 
 The figures go to the record per reply (docs/record.md): `cpu`, `wait` (runnable wait summed
 over the bot's tasks), `late`, `host` (the share forgiven), `charged`, and per turn the
@@ -65,14 +65,6 @@ def open_own_schedstat() -> int | None:
         return None
 
 
-def _delay(schedstat: bytes, default: int = 0) -> int:
-    """The run-queue wait (ns) in a thread's schedstat, `default` where unreadable."""
-    try:
-        return int(schedstat.split()[1])
-    except (IndexError, ValueError):
-        return default
-
-
 def close_fd(fd: int | None) -> None:
     if fd is not None:
         with contextlib.suppress(OSError):
@@ -84,65 +76,45 @@ def close_fd(fd: int | None) -> None:
 SLEPT = 20e-6
 
 
-@dataclass(frozen=True, slots=True)
-class Sleep:
-    """One sleep of the referee's event loop (its thread's run-queue wait in ns at its start
-    and once it ran again), and whether a timer ended it (no output was there to end it)."""
-
-    start: int
-    woke: int
-    timer: bool
-
-
-def lateness(written: int, sleep: Sleep | None, read: int) -> tuple[float, float]:
-    """(late, sure_late) in seconds from the referee thread's run-queue wait (ns) when the
-    request was written, at its last sleep since (None: it never slept) and when the reply was
-    read. `late` counts from the start of that sleep: a reply there before it would have ended
-    it. After a sleep a timer ended, the reply may have come during the wait for a CPU that
-    followed: only what came after it (`sure_late`) is sure."""
-    if sleep is None:
-        late = max(0, read - written) / 1e9
-        return late, late
-    late = max(0, read - sleep.start) / 1e9
-    if not sleep.timer:
-        return late, late
-    return late, max(0, read - sleep.woke) / 1e9
+def lateness(written: int, slept: int | None, read: int) -> float:
+    """The referee's lateness in seconds, from its thread's run-queue wait (ns) when the
+    request was written, at the start of its last sleep since (None: it never slept) and when
+    the reply was read: from that sleep on, since a reply there before it would have ended
+    it (arena/referee/blame.py: none of it is surely after the reply)."""
+    return max(0, read - (written if slept is None else slept)) / 1e9
 
 
 class OwnClock(trio.abc.Instrument):
-    """The referee thread's run-queue wait at the sleeps of its event loop, while a metered
-    reply is awaited (`armed`): a trio instrument, one per game (added and removed by it).
-
-    `before_io_wait` reads it (one pread) when the loop is about to sleep, `after_io_wait`
-    when it runs again: the wait between is the wake-up's, so the wake-up came at `now - wait`,
-    and a timer ended the sleep when that is not before the timeout. Unarmed, the hooks return
-    at once."""
+    """The referee thread's run-queue wait at the start of every sleep of its event loop while
+    a metered reply is awaited (`armed`): a trio instrument, one per game (added and removed by
+    it). `before_io_wait` reads it (one pread) when the loop may sleep, `after_io_wait` once it
+    runs again: an I/O wait that returned at once (less its own run-queue wait) did not sleep,
+    and does not count (the reply may have been there before it). Unarmed, both return."""
 
     def __init__(self, fd: int | None) -> None:
         self.fd = fd
         self.armed = 0
-        #: the last sleep while armed, and how many there were (a meter's mark)
-        self.last: Sleep | None = None
+        #: the run-queue wait at the start of the last sleep while armed, and how many sleeps
+        #: there were (a meter's mark)
+        self.slept = -1
         self.sleeps = 0
         self._at = 0.0
         self._start = -1
-        self._timeout = 0.0
 
     def delay(self) -> int:
         """The thread's run-queue wait so far (ns), -1 where unreadable."""
         fd = self.fd
-        if fd is None:
-            return -1
-        try:
-            return _delay(os.pread(fd, 128, 0), -1)
-        except OSError:
-            return -1
+        if fd is not None:
+            try:
+                return int(os.pread(fd, 128, 0).split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+        return -1
 
     def before_io_wait(self, timeout: float) -> None:
         if self.armed and timeout > 0.0:
             self._start = self.delay()
             self._at = time.perf_counter()
-            self._timeout = timeout
         else:
             self._start = -1
 
@@ -152,12 +124,8 @@ class OwnClock(trio.abc.Instrument):
             return
         self._start = -1
         woke = self.delay()
-        if woke < start:
-            return
-        # from the start of the sleep to its wake-up (a little more: the microseconds run since)
-        slept = time.perf_counter() - (woke - start) / 1e9 - self._at
-        if slept >= SLEPT:
-            self.last = Sleep(start, woke, slept >= self._timeout)
+        if woke >= start and time.perf_counter() - self._at - (woke - start) / 1e9 >= SLEPT:
+            self.slept = start
             self.sleeps += 1
 
 
@@ -191,7 +159,7 @@ class Meter:
         self._late0 = self._late1 = -1
         self._sleeps = 0
         self._armed = False
-        self._late: tuple[float, float] = (0.0, 0.0)
+        self._late = 0.0
 
     @property
     def source(self) -> str:
@@ -247,12 +215,11 @@ class Meter:
         self._late1 = read = self._own()
         written = self._late0
         if read < 0 or written < 0:
-            self._late = (0.0, 0.0)
+            self._late = 0.0
             return
         own = self.own
         assert own is not None
-        sleep = own.last if own.sleeps != self._sleeps else None
-        self._late = lateness(written, sleep, read)
+        self._late = lateness(written, own.slept if own.sleeps != self._sleeps else None, read)
 
     def measures(self, wall: float) -> Measures:
         """The reply's measurements (`arrived` sampled them), or, for a reply still awaited,
@@ -282,7 +249,6 @@ class Meter:
             wait += task[1]
             tasks.append(task)
         # while the reply is awaited the referee's own delays hid nothing: no lateness
-        late, sure = (0.0, 0.0) if awaited else self._late
+        late = 0.0 if awaited else self._late
         throttled = (after.throttled - before.throttled) / 1e9
-        stall = task_stall(tasks, cpu)
-        return Measures(wall, cpu, wait, stall, throttled, late, sure if sure < late else None)
+        return Measures(wall, cpu, wait, task_stall(tasks, cpu), throttled, late)

@@ -18,13 +18,14 @@ bot's own, and decides from the bot's own share alone:
 - a reply the bot was not to blame for, whose host share is larger than `stall_bound` (half the
   deadline, at least the margin), is a host stall: the game is voided and played again rather
   than decided on a degraded machine. A smaller host share is forgiven;
-- the referee's lateness is provably after the reply only in part when the wake-up that let
-  the referee see it was not the reply's (its own re-check timer fired while the bot had not
-  replied yet, and the referee then waited for a CPU while the reply came): `sure_late` is that
-  part. A verdict that depends on the rest is not given to the bot: where forgiving that rest
-  would spare it, the bot is flagged, unless the rest is at least the margin (a bot within its
-  deadline can only lose that way by more than the margin), then the game is voided as a host
-  stall. So the referee's own delay never turns a late reply into an accepted one;
+- the referee's lateness (its run-queue wait since its last sleep) bounds how long it was held
+  off its CPU while the reply was there, but no part of it is surely after the reply: the
+  wake-up it waited for may have been its own re-check timer's, another task's, or the first of
+  a reply written in two parts. It is forgiven in the charge; it never decides a flag away:
+  where forgiving it would spare a reply that is late without it, the bot is flagged, unless
+  it is at least the margin, and then the game is voided as a host stall (a bot within its
+  deadline is late without it only if the referee's delay is past the margin, so it is never
+  flagged for it). The referee's own delay never turns a late reply into an accepted one;
 - without measurements (no cgroup, a person at a seat) the rule is the plain one of the wall
   clock, whatever clock was asked for: nothing is forgiven, nothing is charged by CPU.
 
@@ -62,12 +63,9 @@ class Measures:
     #: time the bot's own CPU quota throttled it (its choice of threads, never the host's)
     throttled: float = 0.0
     #: the referee's own run-queue wait before it saw the reply, since its last sleep: more
-    #: than that cannot have delayed it (the reply would have woken it)
+    #: than that cannot have delayed it (the reply would have woken it), and how much of it
+    #: did is unknown (arena/referee/accounting.py, `lateness`)
     late: float = 0.0
-    #: the part of `late` provably after the reply came (None: all of it). Less when the
-    #: referee's last wake-up was its own timer: the reply came somewhere in the wait that
-    #: followed (arena/referee/accounting.py, `lateness`)
-    sure_late: float | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,22 +122,20 @@ def judge(
 ) -> Verdict:
     """The verdict on one reply (or on a reply still awaited: `m.wall` is the time so far).
 
-    Where the referee's lateness is only partly sure (`m.sure_late`), the verdict is the one
-    that forgives all of it unless forgiving only the sure part flags the bot: then the bot is
-    flagged, or, where the unsure part is at least the margin, the game is voided."""
+    The referee's lateness is forgiven unless that decides the verdict: a reply late without
+    it is flagged, or, where it is at least the margin, the game is voided."""
     verdict = _judge(m, deadline, margin, clock, wall_cap)
-    sure = m.sure_late
-    if deadline is None or sure is None or sure >= m.late:
+    if deadline is None or m.late <= 0.0:
         return verdict
-    strict = _judge(replace(m, late=max(0.0, sure)), deadline, margin, clock, wall_cap)
+    strict = _judge(replace(m, late=0.0), deadline, margin, clock, wall_cap)
     if not strict.flagged:
         return verdict
-    if verdict.flagged or m.late - max(0.0, sure) < margin:
-        if verdict.flagged:
-            return strict
-        why = f"{strict.why} (the referee's wait before it saw the reply is not surely after it)"
+    if verdict.flagged:
+        return strict
+    if m.late < margin:
+        why = f"{strict.why} (the referee's wait for a CPU is not surely after the reply)"
         return Verdict(strict.charged, strict.host, True, False, why)
-    why = "the referee waited for a CPU when the reply came: its share is unknown"
+    why = "the referee waited for a CPU while the reply may have been there: its share decides"
     return Verdict(verdict.charged, verdict.host, False, True, why)
 
 

@@ -380,11 +380,8 @@ class BotChannel(Seat):
 
     def _stall_detail(self, account: Account, deadline: float, margin: float) -> str:
         m, v = account.measures, account.verdict
-        if m.sure_late is not None and v.why.startswith("the referee waited"):
-            why = (
-                f"{v.why} (referee lateness {m.late:.3f} s, {m.sure_late:.3f} s of it surely "
-                f"after the reply; the rest >= the margin)"
-            )
+        if v.why.startswith("the referee waited"):
+            why = f"{v.why} (>= the margin {margin:g} s)"
         else:
             why = f"> bound {stall_bound(deadline, margin):.3f} s"
         return (

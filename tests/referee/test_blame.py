@@ -8,7 +8,7 @@ from dataclasses import replace
 from hypothesis import given
 from hypothesis import strategies as st
 
-from arena.referee.accounting import Sleep, lateness
+from arena.referee.accounting import lateness
 from arena.referee.blame import (
     CPU,
     WALL,
@@ -30,10 +30,7 @@ clocks = st.sampled_from([WALL, CPU])
 def measures(draw: st.DrawFn) -> Measures:
     wall = draw(secs)
     cpu = draw(st.floats(min_value=0.0, max_value=20.0, allow_nan=False))
-    late = draw(secs)
-    # the referee's lateness only partly sure (its last wake-up was a timer's), or all of it
-    sure = draw(st.one_of(st.none(), st.floats(min_value=0.0, max_value=late)))
-    return Measures(wall, cpu, draw(secs), draw(secs), draw(secs), late, sure)
+    return Measures(wall, cpu, draw(secs), draw(secs), draw(secs), draw(secs))
 
 
 def test_a_hog_beside_an_honest_bot_is_forgiven() -> None:
@@ -126,9 +123,8 @@ def test_a_verdict_is_one_thing(m: Measures, d: float, mg: float, c: str) -> Non
     assert not (v.flagged and v.stall)
     assert v.charged >= 0.0 and v.host >= 0.0
     if v.stall:  # the host's share was past the bound, and the bot was not to blame; or
-        # the referee's wait before it saw the reply, not surely after it, decided (>= margin)
-        unsure = m.late - (m.late if m.sure_late is None else m.sure_late)
-        assert v.host >= stall_bound(d, mg) or unsure >= mg
+        # the referee's wait for a CPU (not surely after the reply) decided, and was >= margin
+        assert v.host >= stall_bound(d, mg) or m.late >= mg
 
 
 @given(measures(), deadlines, margins, clocks)
@@ -148,48 +144,87 @@ def test_waiting_stops_at_the_hard_cap(m: Measures, d: float, mg: float, c: str)
 def test_a_reply_that_came_while_the_referee_waited_for_a_cpu_is_not_spared() -> None:
     """Issue 19's sleeping bot: 43 ms asleep on a 30 ms deadline + 10 ms margin, its own stamp
     says it replied 45.9 ms after the request (2.7 ms of it runnable behind other processes);
-    the referee read the reply at 50.7 ms, 10.2 ms of run-queue wait after its last sleep:
-    its re-check timer had ended that sleep at 40.3 ms, it got a CPU at 47.3 ms and was held
-    off it 3.2 ms more before it read. The reply came somewhere in the first 7 ms: forgiving
-    all of the 10.2 ms (as before) spared the bot; only 3.2 ms are surely after the reply."""
-    m = Measures(wall=0.0507, cpu=0.0002, wait=0.0027, stall=0.0027, late=0.0102)
-    assert not judge(m, 0.030, 0.010).flagged  # all of the referee's wait forgiven: spared
-    v = judge(replace(m, sure_late=0.0032), 0.030, 0.010)
-    assert v.flagged and not v.stall
-    assert abs(v.charged - (0.0507 - 0.0027 - 0.0032)) < 1e-9
-    # the referee held off the CPU a margin or more before the sure part: it cannot tell
-    v = judge(replace(m, sure_late=0.0001), 0.030, 0.010)
+    the referee read the reply at 50.7 ms. Its run-queue wait over the whole reply was 10.2 ms
+    (its re-check timer's wake-up at 40 ms among it), since its last sleep at most 4.8 ms, and
+    none of it is surely after the reply: forgiving it must not spare the bot."""
+    whole = Measures(wall=0.0507, cpu=0.0002, wait=0.0027, stall=0.0027, late=0.0102)
+    assert whole.wall - host_share(whole) <= 0.040  # forgiven in full (as before): spared
+    # the wait since its last sleep: flagged even if all of it is forgiven
+    v = judge(replace(whole, late=0.0048), 0.030, 0.010)
+    assert v.flagged and not v.stall and abs(v.charged - (0.0507 - 0.0027)) < 1e-9
+    # a wait that would spare it, under the margin: flagged all the same
+    v = judge(replace(whole, late=0.0080), 0.030, 0.010)
+    assert v.flagged and not v.stall and "referee" in v.why
+    # the referee held off a CPU a margin or more: it cannot tell whose time it was, a void
+    v = judge(whole, 0.030, 0.010)
     assert v.stall and not v.flagged and "referee" in v.why
-    # a reply whose own output woke the referee: all of its wait is surely after it
-    assert not judge(replace(m, sure_late=None), 0.030, 0.010).flagged
+    # an honest reply (29 ms), late only by the referee's 16 ms wait: voided, never flagged
+    v = judge(Measures(wall=0.045, cpu=0.0002, late=0.0160), 0.030, 0.010)
+    assert v.stall and not v.flagged
+    # within the limit anyway: the wait is forgiven in the charge
+    v = judge(Measures(wall=0.038, cpu=0.0002, late=0.0090), 0.030, 0.010)
+    assert not v.flagged and not v.stall and abs(v.charged - 0.029) < 1e-9
 
 
 def test_lateness_counts_from_the_referees_last_sleep() -> None:
-    """The referee's run-queue wait (ns) at the request, at its sleeps and at the read."""
+    """The referee's run-queue wait (ns) at the request, at its last sleep and at the read."""
     ms = 1_000_000
-    # never slept (the reply was read at once): all of it since the request
-    assert lateness(10 * ms, None, 13 * ms) == (0.003, 0.003)
-    # a re-check timer woke it (5 ms in the run queue), it slept again, the reply woke it
-    # and it waited 4.8 ms more: only the last wake-up's wait counts, all of it sure
-    last = Sleep(start=15 * ms, woke=int(19.8 * ms), timer=False)
-    assert lateness(10 * ms, last, int(19.8 * ms)) == (0.0048, 0.0048)
-    # its last sleep was ended by a timer: the reply came somewhere in the 10.1 ms wait that
-    # followed; only the 0.1 ms after it got the CPU is sure
-    last = Sleep(start=10 * ms, woke=int(20.1 * ms), timer=True)
-    late, sure = lateness(10 * ms, last, int(20.2 * ms))
-    assert abs(late - 0.0102) < 1e-12 and abs(sure - 0.0001) < 1e-12
+    # never slept: all of it since the request
+    assert lateness(10 * ms, None, 13 * ms) == 0.003
+    # a re-check timer woke it (5 ms in the run queue), it slept again, the reply came and it
+    # waited 4.8 ms more: only what followed the start of its last sleep
+    assert lateness(10 * ms, 15 * ms, int(19.8 * ms)) == 0.0048
+
+
+async def test_the_referees_clock_marks_its_sleeps() -> None:
+    """OwnClock, armed, marks a sleep of the event loop (a timer's or a pipe's), not an I/O
+    wait that returned at once."""
+    import os
+
+    import trio
+
+    from arena.referee.accounting import OwnClock, open_own_schedstat
+
+    own = OwnClock(open_own_schedstat())
+    trio.lowlevel.add_instrument(own)
+    try:
+        await trio.sleep(0.002)
+        assert own.sleeps == 0  # not armed
+        own.armed += 1
+        await trio.sleep(0.002)
+        assert own.sleeps >= 1 and own.slept >= 0
+        r, w = os.pipe()
+        try:
+            marks = own.sleeps
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(trio.lowlevel.wait_readable, r)
+                await trio.sleep(0.002)
+                os.write(w, b"x")
+            assert own.sleeps > marks
+            os.read(r, 1)
+            # ready before the wait: no sleep
+            os.write(w, b"y")
+            marks = own.sleeps
+            await trio.lowlevel.wait_readable(r)
+            assert own.sleeps == marks
+        finally:
+            os.close(r)
+            os.close(w)
+    finally:
+        trio.lowlevel.remove_instrument(own)
+        if own.fd is not None:
+            os.close(own.fd)
 
 
 @given(measures(), deadlines, margins, st.floats(min_value=0.0, max_value=1.0))
-def test_the_referees_unsure_wait_never_spares_a_late_bot(
+def test_the_referees_wait_never_spares_a_late_bot(
     m: Measures, d: float, mg: float, at: float
 ) -> None:
     """Whenever the reply may have come at a moment of the referee's wait that makes the bot
-    late (its lateness `t`, anywhere between the sure part and all of it), the reply is never
-    accepted: flagged, or the game voided."""
-    sure = m.late if m.sure_late is None else m.sure_late
-    t = sure + at * (m.late - sure)
-    if judge(replace(m, late=t, sure_late=None), d, mg).flagged:
+    late (the wall clock: its own time past deadline + margin with only `t` of that wait after
+    the reply), the reply is never accepted: flagged, or the game voided."""
+    t = at * m.late
+    if m.wall - host_share(replace(m, late=t)) > d + mg:
         v = judge(m, d, mg)
         assert v.flagged or v.stall
 
@@ -199,8 +234,7 @@ def test_a_bot_within_its_deadline_is_never_flagged_for_the_referees_wait(
     m: Measures, d: float, mg: float, at: float
 ) -> None:
     """If the reply may have come when the bot's own time was within its deadline, it is not
-    flagged for the referee's unsure wait: at worst the game is voided."""
-    sure = m.late if m.sure_late is None else m.sure_late
-    t = sure + at * (m.late - sure)
-    if m.wall - host_share(replace(m, late=t, sure_late=None)) <= d:
+    flagged for the referee's wait: at worst the game is voided."""
+    t = at * m.late
+    if m.wall - host_share(replace(m, late=t)) <= d:
         assert not judge(m, d, mg).flagged
