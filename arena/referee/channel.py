@@ -347,6 +347,18 @@ class BotChannel(Seat):
         # the first look has no recent sample to compare with: `held` needs two close ones
         earlier, earlier_at = None, written
         while True:
+            # What the bot has written is read before anything is judged: a referee held off
+            # its CPU past the hard cap wakes with the reply in the pipe and its reader task
+            # not yet run, and must not take the reply for missing (issue 19: most of the
+            # wall clock's false forfeits under load). Docker's streams: one trip through the
+            # scheduler lets a reader the last I/O wait woke run first.
+            if self._stdout_fd is not None:
+                if self._reply is None and not self.eof and self.error is None:
+                    self._read_now()
+            else:
+                await trio.lowlevel.checkpoint()
+            if self._reply is not None or self.eof or self.error is not None:
+                return False, None
             now = trio.current_time()
             m = meter.measures(now - written)
             verdict = judge(m, deadline, margin, self.clock, self.wall_cap)

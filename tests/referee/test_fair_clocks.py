@@ -238,6 +238,44 @@ async def test_a_sleeping_bot_just_past_its_limit_is_flagged_every_time(timing_b
             flags += 1
 
 
+async def test_a_referee_held_off_its_cpu_past_the_hard_cap_reads_the_reply_first(timing_bot):
+    """The bot answers at 90% of its deadline; the referee shares its CPU with a busy process
+    (real-time, busy 300 ms of every 400), so it is often held off the CPU from before the
+    reply until past the hard cap (deadline + margin + the stall bound: 310 ms). It wakes
+    with the reply in the pipe. In a tournament's referee worker it then judged the reply
+    missing when its waiting task ran before its reader (a time forfeit of a bot that was on
+    time: most of the wall clock's false forfeits under load, benchmarks/fairness.py); now it
+    reads the pipe first. The bot is never flagged: its replies count, or the game is voided.
+    (Here, in one process, the reader happened to run first before the fix too: this pins the
+    outcome, the benchmark showed the difference.)"""
+    seen: list[dict] = []
+
+    def observe(event) -> None:
+        seen.append(event.entry)
+        if sum(t["seat"] == 0 for t in seen) >= 6:
+            raise _Enough
+
+    late = voids = 0
+    with referee_on(0), hog(timing_bot, 300, 400, cpu=0):
+        for seed in range(3):
+            seen.clear()
+            a = dataclasses.replace(
+                load_bot(f"json:{timing_bot} sleep 0.9"), env=(("TIMING_RT", "1"),)
+            )
+            b = load_bot(f"json:{timing_bot} sleep 0")
+            try:
+                record = await play(config(a, b, FAST, seed), observer=observe)
+            except HostStall as e:
+                assert str(e).startswith("host_stall: seat 0")
+                voids += 1
+                continue
+            except _Enough:
+                late += sum(t["seat"] == 0 and t["elapsed"] > 0.21 for t in seen)
+                continue
+            assert record.result["reason"] != "time_forfeit", record.result["detail"]
+    assert late + voids > 0, "the referee was never held past the limit: it tested nothing"
+
+
 async def test_the_cpu_clock_charges_cpu_up_to_its_wall_cap(bot):
     """Sleeping 1.5 deadlines costs nothing under the CPU clock; sleeping past the wall cap
     (3 deadlines) loses."""
