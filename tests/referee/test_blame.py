@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from hypothesis import given
+from hypothesis import example, given
 from hypothesis import strategies as st
 
 from arena.referee.accounting import lateness
@@ -217,6 +217,8 @@ async def test_the_referees_clock_marks_its_sleeps() -> None:
 
 
 @given(measures(), deadlines, margins, st.floats(min_value=0.0, max_value=1.0))
+# the sleeping bot, had the referee waited 8 ms since its last sleep
+@example(Measures(0.0507, 0.0002, 0.0027, 0.0027, 0.0, 0.0080), 0.030, 0.010, 0.0)
 def test_the_referees_wait_never_spares_a_late_bot(
     m: Measures, d: float, mg: float, at: float
 ) -> None:
