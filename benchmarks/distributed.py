@@ -50,8 +50,10 @@ import sqlalchemy as sa
 REPO = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO))
 
-from arena.league import queue, store  # noqa: E402
+from arena.league import queue  # noqa: E402
 from arena.league.archives import BlobStore, pack_bot_dir  # noqa: E402
+from arena.league.db import ledger, roster  # noqa: E402
+from arena.league.db.database import Database  # noqa: E402
 from arena.league.migrations import upgrade  # noqa: E402
 from arena.league.scheduler import Scheduler  # noqa: E402
 from arena.league.settings import settings_from_dict  # noqa: E402
@@ -105,14 +107,14 @@ def queue_overhead(n: int, tmp: Path) -> tuple[float, float]:
             {"database": url, "games": ["stripes"], "matchmaking": {"placement_games": 0}},
             root=tmp / "q",
         )
-        db = store.Database(url)
+        db = Database(url)
         upgrade(db.engine)
         queue.install_schema(db.engine)
         with db.write() as conn:
-            user = store.add_user(conn, "op", "t")
+            user = roster.add_user(conn, "op", "t")
             sha = BlobStore(tmp / "blobs").put(pack_bot_dir(REPO / "bots" / "random-py"))
             for name in ("a", "b"):
-                v = store.add_version(
+                v = roster.add_version(
                     conn,
                     owner_id=user.id,
                     bot_name=name,
@@ -120,7 +122,7 @@ def queue_overhead(n: int, tmp: Path) -> tuple[float, float]:
                     path=str(REPO / "bots" / "random-py"),
                     manifest={"league_name": name, "limits": {}},
                 )
-                store.finish_validation(conn, v.id, {"passed": True}, True, ["stripes"])
+                roster.finish_validation(conn, v.id, {"passed": True}, True, ["stripes"])
         scheduler = Scheduler(db, settings, seed=1)
         params = PlayParams("bench", "process", settings.limits, 3)
         slot = Slot(db, None, "bench")  # type: ignore[arg-type]
@@ -164,7 +166,7 @@ def queue_overhead(n: int, tmp: Path) -> tuple[float, float]:
                 with db.write() as conn:
                     queue.fast_commit(conn)
                     pairing = scheduler._plan(conn)
-                    gid = store.create_game(conn, scheduler._new_game(pairing))
+                    gid = ledger.create_game(conn, scheduler._new_game(pairing))
                     queue.defer_game(app, conn, gid, params.to_dict())
                 t["defer"].append(time.perf_counter() - t0)
                 ids.append(gid)
@@ -175,7 +177,7 @@ def queue_overhead(n: int, tmp: Path) -> tuple[float, float]:
                 claim = scheduler._claim_next()
                 t1 = time.perf_counter()
                 with db.write() as conn:
-                    store.record_result(conn, claim.game_id, claim.attempt, RECORD)
+                    ledger.record_result(conn, claim.game_id, claim.attempt, RECORD)
                 t2 = time.perf_counter()
                 base["claim"].append(t1 - t0)
                 base["record"].append(t2 - t1)

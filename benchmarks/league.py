@@ -12,11 +12,11 @@
   `--seconds`; requests per second and p50/p99 latency (target: >= 500/s, p99 < 50 ms).
 - scale: `--bots` bots and `--games` recorded games generated straight into SQLite and into
   PostgreSQL (server from --postgres or env ARENA_TEST_POSTGRES, a scratch database dropped
-  afterwards); the leaderboard and a bot's game list timed through the same store functions
-  the API calls (target: under 50 ms); then the pages (home, a leaderboard sorted two ways,
-  a bot's page, a game's page with its replay, the games list and a page of it far back),
-  each rendered through the real app with the read cache emptied before every request:
-  median and p99 milliseconds (target: under 100 ms).
+  afterwards); the leaderboard and a bot's game list timed through the same view functions the
+  API calls (arena/league/db/views.py; target: under 50 ms); then the pages (home, a
+  leaderboard sorted two ways, a bot's page, a game's page with its replay, the games list
+  and a page of it far back), each rendered through the real app with the read cache emptied
+  before every request: median and p99 milliseconds (target: under 100 ms).
 """
 
 from __future__ import annotations
@@ -42,7 +42,9 @@ sys.path.insert(0, str(REPO))
 
 import sqlalchemy as sa  # noqa: E402
 
-from arena.league import migrations, store  # noqa: E402
+from arena.league import migrations  # noqa: E402
+from arena.league.db import ledger, schema, views  # noqa: E402
+from arena.league.db.database import Database  # noqa: E402
 from arena.league.ratings import MU0, SIGMA0  # noqa: E402
 
 ADMIN_URL = os.environ.get(
@@ -69,14 +71,14 @@ def postgres(admin_url: str) -> Iterator[str]:
         admin.dispose()
 
 
-def generate(db: store.Database, n_bots: int, n_games: int, seed: int = 1) -> None:
+def generate(db: Database, n_bots: int, n_games: int, seed: int = 1) -> None:
     """Users, bots, active versions with ratings in every variant, and `n_games` finished rated
     games with their seats, written in bulk (COPY on PostgreSQL, executemany on SQLite)."""
     rng = random.Random(seed)
     now = "2026-01-01T00:00:00.000Z"
     with db.write() as conn:
         conn.execute(
-            store.users.insert().values(
+            schema.users.insert().values(
                 id=1,
                 name="bench",
                 token_hash="x" * 64,
@@ -86,14 +88,14 @@ def generate(db: store.Database, n_bots: int, n_games: int, seed: int = 1) -> No
             )
         )
         conn.execute(
-            store.bots.insert(),
+            schema.bots.insert(),
             [
                 {"id": b, "name": f"bot{b}", "owner_id": 1, "disabled": False, "created_at": now}
                 for b in range(1, n_bots + 1)
             ],
         )
         conn.execute(
-            store.versions.insert(),
+            schema.versions.insert(),
             [
                 {
                     "id": b,
@@ -110,7 +112,7 @@ def generate(db: store.Database, n_bots: int, n_games: int, seed: int = 1) -> No
             ],
         )
         conn.execute(
-            store.ratings.insert(),
+            schema.ratings.insert(),
             [
                 {
                     "version_id": b,
@@ -129,7 +131,7 @@ def generate(db: store.Database, n_bots: int, n_games: int, seed: int = 1) -> No
             ],
         )
         conn.execute(
-            store.ratings.update().values(score=store.ratings.c.mu - 3 * store.ratings.c.sigma)
+            schema.ratings.update().values(score=schema.ratings.c.mu - 3 * schema.ratings.c.sigma)
         )
 
     game_cols = [
@@ -287,7 +289,7 @@ def scale(url: str, label: str, n_bots: int, n_games: int) -> None:
     engine = sa.create_engine(url)
     migrations.upgrade(engine)
     engine.dispose()
-    db = store.Database(url)
+    db = Database(url)
     try:
         t0 = time.perf_counter()
         generate(db, n_bots, n_games)
@@ -297,14 +299,14 @@ def scale(url: str, label: str, n_bots: int, n_games: int) -> None:
         )
         rng = random.Random(2)
         reads = {
-            "leaderboard (top 50)": lambda: store.leaderboard(conn, "stripes", limit=50, offset=0),
-            "leaderboard (page 19)": lambda: store.leaderboard(
+            "leaderboard (top 50)": lambda: views.leaderboard(conn, "stripes", limit=50, offset=0),
+            "leaderboard (page 19)": lambda: views.leaderboard(
                 conn, "stripes", limit=50, offset=900
             ),
-            "a bot's games (newest 50)": lambda: store.list_games(
+            "a bot's games (newest 50)": lambda: views.list_games(
                 conn, limit=50, offset=0, bot_id=rng.randrange(1, n_bots + 1)
             ),
-            "a bot's wins in a variant": lambda: store.list_games(
+            "a bot's wins in a variant": lambda: views.list_games(
                 conn,
                 limit=50,
                 offset=0,
@@ -312,8 +314,8 @@ def scale(url: str, label: str, n_bots: int, n_games: int) -> None:
                 variant="papagra",
                 outcome="win",
             ),
-            "all games (newest 50)": lambda: store.list_games(conn, limit=50, offset=0),
-            "queue and counts": lambda: (store.queue(conn, limit=50, offset=0), store.counts(conn)),
+            "all games (newest 50)": lambda: views.list_games(conn, limit=50, offset=0),
+            "queue and counts": lambda: (views.queue(conn, limit=50, offset=0), views.counts(conn)),
         }
         with db.read() as conn:
             for name, fn in reads.items():
@@ -341,10 +343,10 @@ def real_record(tmp: Path) -> bytes:
         cwd=REPO,
         stdout=subprocess.DEVNULL,
     )
-    return store.compress_record(json.loads(out.read_text()))
+    return ledger.compress_record(json.loads(out.read_text()))
 
 
-def time_pages(db: store.Database, url: str, label: str, n_bots: int, n_games: int) -> None:
+def time_pages(db: Database, url: str, label: str, n_bots: int, n_games: int) -> None:
     """Each page through the real app (routing, queries, templates), the read cache emptied
     before every request so that every render is a cold one."""
     from starlette.testclient import TestClient
@@ -357,7 +359,7 @@ def time_pages(db: store.Database, url: str, label: str, n_bots: int, n_games: i
         recent = range(n_games - 49, n_games + 1)
         data = real_record(Path(t))
         with db.write() as conn:
-            conn.execute(store.records.insert(), [{"game_id": g, "data": data} for g in recent])
+            conn.execute(schema.records.insert(), [{"game_id": g, "data": data} for g in recent])
         settings = settings_from_dict({"database": url, "games": list(VARIANTS)}, root=Path(t))
         league = League(settings, db)
         rng = random.Random(3)
@@ -517,7 +519,7 @@ class League:
             stamps = sorted(
                 r[0]
                 for r in conn.execute(
-                    sa.select(store.games.c.finished_at).where(store.games.c.state == "finished")
+                    sa.select(schema.games.c.finished_at).where(schema.games.c.state == "finished")
                 )
             )
         engine.dispose()
@@ -527,7 +529,7 @@ class League:
         engine = sa.create_engine(self.url)
         with engine.connect() as conn:
             n = conn.execute(
-                sa.select(sa.func.count()).where(store.games.c.state == "finished")
+                sa.select(sa.func.count()).where(schema.games.c.state == "finished")
             ).scalar_one()
         engine.dispose()
         return n

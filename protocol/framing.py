@@ -222,7 +222,7 @@ class Decoder:
                     f"message of {size} bytes exceeds the cap of {cap} bytes", self._head
                 )
             if type(obj) is not dict:
-                raise ProtocolError(f"expected a map, got {_kind(obj)}", self._head)
+                raise ProtocolError(f"expected a map, got {kind_of(obj)}", self._head)
             self._consumed = end
             # every message completed by this chunk ends inside it (earlier ones were drained
             # by earlier feeds), so the next message's head starts in it too
@@ -306,7 +306,7 @@ def _json_message(line: bytes) -> dict[str, Any]:
             pass  # the standard library decides (big ints, lone surrogates) and words the error
         else:
             if type(obj) is not dict:
-                raise ProtocolError(f"expected a JSON object, got {_kind(obj)}", line)
+                raise ProtocolError(f"expected a JSON object, got {kind_of(obj)}", line)
             return obj
     try:
         text = line.decode("utf-8")
@@ -319,7 +319,7 @@ def _json_message(line: bytes) -> dict[str, Any]:
     except ValueError as e:
         raise ProtocolError(f"malformed JSON line: {e}", line) from None
     if type(obj) is not dict:
-        raise ProtocolError(f"expected a JSON object, got {_kind(obj)}", line)
+        raise ProtocolError(f"expected a JSON object, got {kind_of(obj)}", line)
     return obj
 
 
@@ -327,7 +327,7 @@ def _reject_constant(name: str) -> Any:
     raise ValueError(f"{name} is not valid JSON")
 
 
-def _kind(obj: Any) -> str:
+def kind_of(obj: Any) -> str:
     """Protocol-neutral name of a decoded value's type, for error messages."""
     if obj is None:
         return "nil"
@@ -373,4 +373,5 @@ __all__ = [
     "ProtocolError",
     "decode_all",
     "encode",
+    "kind_of",
 ]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from protocol.framing import ProtocolError, _kind
+from protocol.framing import ProtocolError, kind_of
 
 PROTOCOL_VERSION = 1
 #: the `seed` of `hello` is an integer in 0 .. SEED_MAX (it fits a signed 64-bit integer, which
@@ -37,12 +37,12 @@ def _want_str(msg: dict[str, Any], mtype: str, key: str, required: bool) -> None
         return
     value = msg[key]
     if type(value) is not str:
-        raise ProtocolError(f"{mtype}.{key} must be a string, got {_kind(value)}")
+        raise ProtocolError(f"{mtype}.{key} must be a string, got {kind_of(value)}")
 
 
 def _want_bool(msg: dict[str, Any], mtype: str, key: str) -> None:
     if key in msg and type(msg[key]) is not bool:
-        raise ProtocolError(f"{mtype}.{key} must be a boolean, got {_kind(msg[key])}")
+        raise ProtocolError(f"{mtype}.{key} must be a boolean, got {kind_of(msg[key])}")
 
 
 def _check_ready(msg: dict[str, Any]) -> None:
@@ -56,7 +56,7 @@ def _check_ready(msg: dict[str, Any]) -> None:
     if "protocol" in msg:
         version = msg["protocol"]
         if type(version) is not int:
-            raise ProtocolError(f"ready.protocol must be an integer, got {_kind(version)}")
+            raise ProtocolError(f"ready.protocol must be an integer, got {kind_of(version)}")
         if version != PROTOCOL_VERSION:
             raise ProtocolError(f"bot speaks protocol {version}, referee speaks {PROTOCOL_VERSION}")
 
@@ -69,13 +69,13 @@ def _check_move(msg: dict[str, Any]) -> None:
         elif type(actions) is list:
             got = "an empty list"
         else:
-            got = _kind(actions)
+            got = kind_of(actions)
         raise ProtocolError(f"move.actions must be a non-empty list of strings, got {got}")
     for i, action in enumerate(actions):
         if type(action) is not str:
             raise ProtocolError(
                 f"move.actions must be a non-empty list of strings, "
-                f"but element {i} is {_kind(action)}"
+                f"but element {i} is {kind_of(action)}"
             )
     _want_bool(msg, "move", "more")
 
@@ -102,7 +102,7 @@ def check_bot_message(msg: dict[str, Any]) -> str:
     if mtype is None:
         raise ProtocolError("message has no 'type' field")
     if type(mtype) is not str:
-        raise ProtocolError(f"message field 'type' must be a string, got {_kind(mtype)}")
+        raise ProtocolError(f"message field 'type' must be a string, got {kind_of(mtype)}")
     check = _CHECKS.get(mtype)
     if check is None:
         if mtype in REFEREE_MESSAGE_TYPES:

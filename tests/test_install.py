@@ -28,7 +28,8 @@ from pathlib import Path
 import httpx
 import pytest
 import sqlalchemy as sa
-from league.support import postgres_database
+
+from .league.support import postgres_database
 
 ROOT = Path(__file__).resolve().parents[1]
 SKIP = shutil.ignore_patterns(

@@ -234,10 +234,10 @@ def _league_dir(p: argparse.ArgumentParser) -> None:
 
 
 def _open(directory: str) -> Any:
+    from arena.league.db.database import Database
     from arena.league.migrations import check_current
     from arena.league.service import League
     from arena.league.settings import load_settings
-    from arena.league.store import Database
 
     settings = load_settings(directory)
     db = Database(settings.database_url)
@@ -246,6 +246,7 @@ def _open(directory: str) -> Any:
 
 
 def cmd_init(args: argparse.Namespace) -> int:
+    from arena.league.db.database import Database
     from arena.league.migrations import upgrade
     from arena.league.settings import (
         DEFAULT_TOML,
@@ -254,7 +255,6 @@ def cmd_init(args: argparse.Namespace) -> int:
         write_default,
         write_private,
     )
-    from arena.league.store import Database
 
     root = Path(args.dir).expanduser().resolve()
     name = args.name or root.name or "league"
@@ -316,9 +316,9 @@ def _toml_string(text: str) -> str:
 
 
 def cmd_migrate(args: argparse.Namespace) -> int:
+    from arena.league.db.database import Database
     from arena.league.migrations import current_revision, head_revision, upgrade
     from arena.league.settings import load_settings
-    from arena.league.store import Database
 
     settings = load_settings(args.dir)
     db = Database(settings.database_url)

@@ -1,6 +1,9 @@
 """`arena match`, `arena replay` and `arena check`: one game, one record, one bot's conformance.
 
 These are thin shells around `arena.referee`: the CLI parses and prints, the referee decides.
+The options they share with `arena play` and `arena sprt` (game options, clocks, limits, the
+--record/--html/--svg outputs) are arena/cli/options.py; `arena play` plays its game through
+this module's `run_match`, `heading`, `print_turn` and `result_line`.
 """
 
 from __future__ import annotations
@@ -9,19 +12,32 @@ import argparse
 import os
 import signal
 import sys
-import tempfile
 from collections.abc import Sequence
-from pathlib import Path
 from typing import TYPE_CHECKING, Any, TextIO
 
+from arena.cli.options import (
+    check_outputs,
+    check_picture_paths,
+    game_option,
+    limit_option,
+    operator_limits,
+    parse_options,
+    picture_options,
+    positive_int,
+    seed_arg,
+    time_control_from,
+    time_options,
+    write_outputs,
+    write_pictures,
+)
 from arena.errors import ArenaError
 from arena.games import GAME_NAMES, game_class, make_game
 from arena.referee.check import CHECK_MAX_TURNS, CHECK_OPPONENT, check_problem, handshake_failed
 from arena.referee.preflight import BotCannotStart, check_startable
-from arena.sandbox import ISOLATION_MODES, Limits, LimitsError, SandboxFault
+from arena.sandbox import ISOLATION_MODES, SandboxFault
 
 if TYPE_CHECKING:
-    from arena.referee import GameRecord, MatchConfig, TimeControl, TurnEvent
+    from arena.referee import GameRecord, MatchConfig, TurnEvent
     from arena.referee.bots import BotSpec
 
 # trio, the game-playing part of the referee and the openings (arena.tournaments) are imported
@@ -39,14 +55,14 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("game", metavar="GAME", help=f"one of: {', '.join(GAME_NAMES)}")
     p.add_argument("bot_a", metavar="BOT_A", help="the bot that moves first (seat 0)")
     p.add_argument("bot_b", metavar="BOT_B", help="the bot that moves second (seat 1)")
-    _time_options(p)
+    time_options(p)
     p.add_argument(
         "--seed",
         type=seed_arg,
         default=None,
         help="seed given to both bots, 0 .. 2^63-1 (default: random)",
     )
-    _game_option(p)
+    game_option(p)
     p.add_argument(
         "--opening",
         metavar="TURNS",
@@ -56,7 +72,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--command` prints it)",
     )
     p.add_argument("--record", metavar="FILE", help="write the game record (JSON) to FILE")
-    _picture_options(p)
+    picture_options(p)
     show = p.add_mutually_exclusive_group()
     show.add_argument(
         "--json",
@@ -66,7 +82,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     show.add_argument("--quiet", "-q", action="store_true", help="print only the result")
     p.add_argument("--isolation", choices=ISOLATION_MODES, help="override the bots' isolation mode")
-    _limit_option(p)
+    limit_option(p)
     p.set_defaults(func=cmd_match)
 
     p = sub.add_parser(
@@ -89,7 +105,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     )
     p.add_argument("--turn", type=int, metavar="N", help="show only the position after turn N")
     p.add_argument("--no-board", action="store_true", help="list the turns without boards")
-    _picture_options(p)
+    picture_options(p)
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser(
@@ -114,79 +130,9 @@ def register(sub: argparse._SubParsersAction) -> None:
         default=CHECK_MAX_TURNS,
         help=f"turn limit per game (default {CHECK_MAX_TURNS})",
     )
-    _time_options(p, default_tc="20+1", default_startup=10.0)
-    _limit_option(p)
+    time_options(p, default_tc="20+1", default_startup=10.0)
+    limit_option(p)
     p.set_defaults(func=cmd_check)
-
-
-def seed_arg(text: str) -> int:
-    """argparse type for seeds: the protocol's range, checked before anything starts."""
-    from arena.referee import check_seed
-
-    try:
-        return check_seed(int(text))
-    except (ValueError, ArenaError):
-        raise argparse.ArgumentTypeError(
-            f"expected an integer from 0 to 2^63-1, got {text!r}"
-        ) from None
-
-
-def positive_int(text: str) -> int:
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"expected a positive integer, got {text!r}")
-    return n
-
-
-def _game_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--option",
-        "-o",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="game option (repeatable), e.g. --option max_turns=100",
-    )
-
-
-def _picture_options(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--html",
-        metavar="FILE",
-        help="write the game as one self-contained HTML page: the board at every action and "
-        "turn, clocks, scores, logs and the result",
-    )
-    p.add_argument("--svg", metavar="DIR", help="write one SVG picture per turn into DIR")
-
-
-def _check_picture_paths(args: argparse.Namespace) -> None:
-    if args.html:
-        check_writable(args.html, "--html")
-    if args.svg and Path(args.svg).exists() and not Path(args.svg).is_dir():
-        raise ArenaError(f"--svg {args.svg}: not a directory")
-
-
-def _check_outputs(args: argparse.Namespace) -> None:
-    """--record, --html and --svg of a game to be played: checked before it is, so that a path
-    that cannot be written costs no game."""
-    if args.record:
-        check_writable(args.record, "--record")
-    _check_picture_paths(args)
-
-
-def _write_outputs(record: GameRecord, args: argparse.Namespace) -> int:
-    """--record, --html and --svg of a played game, once its result is printed; the exit status:
-    1 when one could not be written (said on stderr), else 0."""
-    status = _write_record(record, args.record) if args.record else 0
-    try:
-        _write_pictures(record, args)
-    except OSError as e:
-        print(f"arena: error: cannot write {e.filename}: {e.strerror or e}", file=sys.stderr)
-        return 1
-    return status
 
 
 def heading(config: MatchConfig, colours: Sequence[str], names: Sequence[str]) -> str:
@@ -194,97 +140,6 @@ def heading(config: MatchConfig, colours: Sequence[str], names: Sequence[str]) -
     return (
         f"{config.game}: {colours[0]} {names[0]} vs {colours[1]} {names[1]}, "
         f"{config.time_control.describe()}, seed {config.seed}"
-    )
-
-
-def _write_pictures(record: GameRecord, args: argparse.Namespace) -> list[Path]:
-    """The --html page and --svg pictures of a game; OSError when a file cannot be written."""
-    from arena.viewer import write_replay_html, write_turn_svgs
-
-    written = []
-    if args.html:
-        written.append(write_replay_html(record, args.html))
-    if args.svg:
-        written.extend(write_turn_svgs(record, args.svg))
-    return written
-
-
-def _limit_option(p: argparse.ArgumentParser) -> None:
-    p.add_argument(
-        "--limit",
-        action="append",
-        default=[],
-        metavar="KEY=VALUE",
-        help="the most any bot may have (repeatable): memory_mb, cpu_seconds, processes, "
-        "file_size_mb, open_files, network, stderr_bytes, tmpfs_mb; a manifest can only "
-        "ask for less (default: the built-in limits, no network)",
-    )
-
-
-def operator_limits(items: list[str]) -> Limits:
-    """The ceiling from the --limit flags, over the built-in defaults."""
-    table: dict[str, str] = {}
-    for item in items:
-        key, eq, value = item.partition("=")
-        if not eq or not key.strip():
-            raise ArenaError(f"--limit {item!r}: expected KEY=VALUE")
-        table[key.strip()] = value.strip()
-    try:
-        return Limits().with_values(table, "--limit", text=True)
-    except LimitsError as e:
-        raise ArenaError(str(e)) from None
-
-
-def _time_options(
-    p: argparse.ArgumentParser, default_tc: str | None = None, default_startup: float = 10.0
-) -> None:
-    p.add_argument(
-        "--tc",
-        default=default_tc,
-        metavar="BASE+INC",
-        help="Fischer clock in seconds, e.g. 5+0.05 (default: 60+1 unless --move-time)",
-    )
-    p.add_argument("--move-time", metavar="SECONDS", help="fixed time per turn in seconds")
-    p.add_argument(
-        "--startup",
-        type=float,
-        default=default_startup,
-        metavar="SECONDS",
-        help=f"time from start to ready (default {default_startup:g})",
-    )
-    p.add_argument(
-        "--margin",
-        type=float,
-        default=None,
-        metavar="SECONDS",
-        help="latency forgiveness added before flagging (default 0.05)",
-    )
-    p.add_argument(
-        "--clock",
-        choices=("wall", "cpu"),
-        default=None,
-        help="what a reply is charged: wall (its wall time less the host's share, the default) "
-        "or cpu (the CPU time the bot used, the wall time capped at --wall-cap deadlines)",
-    )
-    p.add_argument(
-        "--wall-cap",
-        type=float,
-        default=None,
-        metavar="N",
-        help="the cpu clock's wall-clock cap, in deadlines (default 3)",
-    )
-
-
-def _time_control(args: argparse.Namespace) -> TimeControl:
-    from arena.referee import TimeControl
-
-    return TimeControl.parse(
-        args.tc,
-        args.move_time,
-        startup=args.startup,
-        margin=args.margin,
-        clock=args.clock,
-        wall_cap=args.wall_cap,
     )
 
 
@@ -303,16 +158,6 @@ def accounting_text(entry: dict[str, Any]) -> str:
         parts.append(f"host {duration(entry['host'])}")
     parts.append(f"charged {duration(entry.get('charged', 0.0))}")
     return "; " + ", ".join(parts)
-
-
-def parse_options(items: list[str]) -> dict[str, str]:
-    options: dict[str, str] = {}
-    for item in items:
-        key, eq, value = item.partition("=")
-        if not eq or not key.strip():
-            raise ArenaError(f"--option {item!r}: expected KEY=VALUE")
-        options[key.strip()] = value.strip()
-    return options
 
 
 # --- arena match --------------------------------------------------------------------------------
@@ -334,7 +179,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         check_opening(args.game, options, opening)
     except OpeningError as e:
         raise ArenaError(f"--opening: {e}") from None
-    _check_outputs(args)
+    check_outputs(args)
     limits = operator_limits(args.limit)
     bots = (load_bot(args.bot_a), load_bot(args.bot_b))
     for bot in bots:  # a bot that cannot start is an error, not a lost game
@@ -346,7 +191,7 @@ def cmd_match(args: argparse.Namespace) -> int:
         game=args.game,
         options=options,
         bots=bots,
-        time_control=_time_control(args),
+        time_control=time_control_from(args),
         seed=seed,
         isolation=args.isolation,
         limits=limits,
@@ -367,14 +212,14 @@ def cmd_match(args: argparse.Namespace) -> int:
         print(heading(config, colours, names), file=out)
         if opening:
             print(f"opening: {format_opening(opening)}", file=out)
-    record = _run(config, observer if show else None, on_log if show else None)
+    record = run_match(config, observer if show else None, on_log if show else None)
     if args.json:
         import json  # only for --json: not on every start
 
         print(json.dumps(record.summary(), ensure_ascii=False))
     else:
         print(result_line(record))
-    return _write_outputs(record, args)
+    return write_outputs(record, args)
 
 
 def print_turn(ev: TurnEvent, colours: Sequence[str], names: Sequence[str], out: TextIO) -> None:
@@ -388,45 +233,6 @@ def print_turn(ev: TurnEvent, colours: Sequence[str], names: Sequence[str], out:
     print(ev.state.render_text(), file=out, flush=True)
 
 
-def check_writable(path: str, what: str) -> None:
-    """Fail before a game, not after it: can `path` be (re)written as a file? Tried for
-    real (a scratch file beside it, the file itself opened without truncating), since
-    permissions alone do not tell (read-only mounts, immutable files, root)."""
-    p = Path(path)
-    if p.is_dir():
-        raise ArenaError(f"{what} {path}: is a directory")
-    parent = p.parent
-    if not parent.is_dir():
-        raise ArenaError(f"{what} {path}: no such directory {parent}")
-    try:
-        with tempfile.NamedTemporaryFile(dir=parent, prefix=".arena-write-test-"):
-            pass
-        if p.exists():
-            with p.open("r+b"):
-                pass
-    except OSError as e:
-        raise ArenaError(f"{what} {path}: cannot write: {e.strerror or e}") from None
-
-
-def _write_record(record: GameRecord, path: str) -> int:
-    """Write the record; if that fails after all, keep the finished game in a temporary file
-    and say where both went (exit 1: the result was printed, the record is not where asked)."""
-    try:
-        record.write(path)
-        return 0
-    except OSError as e:
-        problem = f"cannot write the record to {path}: {e.strerror or e}"
-    try:
-        fd, spare = tempfile.mkstemp(prefix="arena-record-", suffix=".json")
-        os.close(fd)
-        record.write(spare)
-        problem += f"; it was written to {spare} instead"
-    except OSError as e:
-        problem += f"; nor to a temporary file: {e.strerror or e}"
-    print(f"arena: error: {problem}", file=sys.stderr)
-    return 1
-
-
 def _preflight(bot: BotSpec, isolation: str | None) -> None:
     try:
         check_startable(bot, isolation=isolation)
@@ -434,7 +240,7 @@ def _preflight(bot: BotSpec, isolation: str | None) -> None:
         raise ArenaError(f"cannot check bot {bot.name}: the sandbox failed: {e}") from None
 
 
-def _run(config: MatchConfig, observer: Any = None, on_log: Any = None) -> GameRecord:
+def run_match(config: MatchConfig, observer: Any = None, on_log: Any = None) -> GameRecord:
     import trio
 
     try:
@@ -509,9 +315,9 @@ def cmd_replay(args: argparse.Namespace) -> int:
         with open_store(args.file) as store:
             record = GameRecord.from_dict(store.record(args.game_id))
     if args.html or args.svg:
-        _check_picture_paths(args)
+        check_picture_paths(args)
         try:
-            written = _write_pictures(record, args)
+            written = write_pictures(record, args)
         except OSError as e:
             raise ArenaError(f"cannot write {e.filename}: {e.strerror or e}") from None
         if args.html:
@@ -584,7 +390,7 @@ def cmd_check(args: argparse.Namespace) -> int:
     limits = operator_limits(args.limit)
     bot = load_bot(args.bot)
     opponent = load_bot(args.opponent)
-    tc = _time_control(args)
+    tc = time_control_from(args)
     print(
         f"checking {bot.name} ({bot.source}): encoding {bot.encoding}, command "
         f"{' '.join(bot.command)}"
@@ -613,7 +419,7 @@ def cmd_check(args: argparse.Namespace) -> int:
                 seed=seat,
                 limits=limits,
             )
-            record = _run(config)
+            record = run_match(config)
             ready = record.ready[seat]
             if ready is not None and not handshake_shown:
                 handshake_shown = True

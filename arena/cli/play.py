@@ -11,17 +11,14 @@ import secrets
 import sys
 from typing import TYPE_CHECKING, Any
 
-from arena.cli.match import (
-    _check_outputs,
-    _game_option,
-    _picture_options,
-    _run,
-    _time_options,
-    _write_outputs,
-    heading,
+from arena.cli.match import heading, print_turn, result_line, run_match
+from arena.cli.options import (
+    check_outputs,
+    game_option,
     parse_options,
-    print_turn,
-    result_line,
+    picture_options,
+    time_options,
+    write_outputs,
 )
 from arena.errors import ArenaError
 from arena.games import GAME_NAMES, game_class, make_game
@@ -50,11 +47,11 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="your seat: 0 moves first (default), 1 second",
     )
     p.add_argument("--name", default="human", help="your name in the record (default: human)")
-    _time_options(p)
+    time_options(p)
     p.add_argument("--seed", type=int, default=None, help="seed given to the bot (default: random)")
-    _game_option(p)
+    game_option(p)
     p.add_argument("--record", metavar="FILE", help="write the game record (JSON) to FILE")
-    _picture_options(p)
+    picture_options(p)
     p.set_defaults(func=cmd_play)
 
 
@@ -82,7 +79,7 @@ def cmd_play(args: argparse.Namespace) -> int:
     make_game(args.game, options)
     if not args.name.strip():
         raise ArenaError("--name must not be empty")
-    _check_outputs(args)
+    check_outputs(args)
 
     from arena.cli.terminal import TerminalIO
     from arena.referee import MatchConfig, RefereeFault, load_bot
@@ -109,8 +106,8 @@ def cmd_play(args: argparse.Namespace) -> int:
     print(heading(config, colours, names), file=out)
     print(make_game(args.game, options).new_initial_state().render_text(), file=out, flush=True)
     try:
-        record = _run(config, observer)
+        record = run_match(config, observer)
     except RefereeFault as e:  # the terminal failed under the seat (a closed output...)
         raise ArenaError(f"the game stopped: {e.__cause__ or e}") from None
     print(result_line(record), file=out)
-    return _write_outputs(record, args)
+    return write_outputs(record, args)

@@ -16,7 +16,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from arena.cli.match import _game_option, _time_control, _time_options, parse_options
+from arena.cli.options import game_option, parse_options, time_control_from, time_options
 from arena.errors import ArenaError
 from arena.games import GAME_NAMES
 
@@ -40,7 +40,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("game", metavar="GAME", help=f"one of {', '.join(GAME_NAMES)}, or a comma list")
     p.add_argument("new", metavar="NEW", help="the bot under test")
     p.add_argument("old", metavar="OLD", help="the bot to beat")
-    _time_options(p, default_tc="10+0.1")
+    time_options(p, default_tc="10+0.1")
     p.add_argument("--elo0", type=float, default=0.0, help="H0: NEW is this much stronger (0)")
     p.add_argument("--elo1", type=float, default=5.0, help="H1: NEW is this much stronger (5)")
     p.add_argument("--alpha", type=float, default=0.05, help="false H1 rate (0.05)")
@@ -64,7 +64,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--seed", type=int, default=None, help="tournament seed (default: random)")
     p.add_argument("--opening-turns", type=int, default=2, help="random opening turns per pair (2)")
     p.add_argument("--openings", metavar="FILE", help="openings file (one opening per line)")
-    _game_option(p)
+    game_option(p)
     p.add_argument(
         "--results",
         metavar="FILE",
@@ -107,7 +107,7 @@ def build_config(args: argparse.Namespace) -> tuple[Any, list[str]]:
     options = parse_options(args.option)
     stamp = time.strftime("%Y%m%d-%H%M%S")
     results = args.results or f"results/sprt-{stamp}.sqlite"
-    tc = _time_control(args)
+    tc = time_control_from(args)
     data: dict[str, Any] = {
         "name": f"sprt-{stamp}" if not args.results else Path(args.results).stem,
         "seed": seed,

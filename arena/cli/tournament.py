@@ -1,4 +1,5 @@
-"""`arena tournament run|status|report|record`: round-robin tournaments from a TOML config."""
+"""`arena tournament run|status|report|record`: tournaments from a TOML config (round robin
+or gauntlet, stopped by an SPRT if it says so, played here or by a league's workers)."""
 
 from __future__ import annotations
 

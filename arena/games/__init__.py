@@ -1,7 +1,9 @@
 """The rules engines and the registry that creates a game from its name and options.
 
 Every other part of the arena goes through `make_game`, so adding a variant means one line in
-`_VARIANTS` and nothing else.
+`_VARIANTS` here, its name in the games a tournament accepts (`ALL_GAMES`,
+arena/tournaments/checks.py) and its small options in tests/games/test_properties.py; the
+referee, the viewer and the league take it as it is.
 """
 
 from __future__ import annotations

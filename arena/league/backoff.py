@@ -17,9 +17,8 @@ from __future__ import annotations
 import random
 from dataclasses import dataclass
 
-from arena.league.store import VoidKind
+from arena.league.db.schema import VoidKind
 
-#: the wait after a first voided attempt is between BASE/2 and BASE seconds
 BASE = 2.0
 #: no wait is longer than this
 CAP = 60.0

@@ -4,7 +4,7 @@ The person is a seat of the real referee: a `HumanPlayer` (arena/referee/human.p
 `HumanIO` is a `BrowserIO` here, so the referee sends them the same requests, charges the same
 clock and checks every action with the same engine as for a bot, and `HumanSeat` explains an
 illegal action and asks again. The bot plays exactly as in a rated game: the game row is created
-and claimed like one (`store.create_game`, `store.claim_game`), turned into the worker's job by
+and claimed like one (`ledger.create_game`, `ledger.claim_game`), turned into the worker's job by
 `job_from_claim` and into a `MatchConfig` by the tournament worker's `match_config`, so it runs
 from its version's directory under the league's isolation, limits and time control. The person
 gets a clock of their own (`MatchConfig.seat_time_controls`), chosen in the form within the
@@ -45,7 +45,8 @@ import trio
 
 from arena.errors import ArenaError
 from arena.games import State, make_game
-from arena.league import privacy, store
+from arena.league import privacy
+from arena.league.db import ledger, roster, schema, views
 from arena.league.errors import LeagueError
 from arena.league.executors.base import job_from_claim
 from arena.league.settings import play_clock_problem
@@ -345,7 +346,7 @@ class Challenges:
 
     def _fail_leftovers(self) -> None:
         with self.league.db.write() as conn:
-            n = store.fail_challenges(conn, "the server stopped during the game")
+            n = ledger.fail_challenges(conn, "the server stopped during the game")
         if n:
             print(f"arena league: {n} game(s) against people ended by a stop", file=sys.stderr)
 
@@ -359,7 +360,7 @@ class Challenges:
         return sum(not ch.io.over for ch in self.games.values())
 
     async def start(
-        self, user: store.User, variant: str, bot: str, seat: str, clock: str
+        self, user: roster.User, variant: str, bot: str, seat: str, clock: str
     ) -> Challenge:
         """Create the game row, start the game in the background; the challenge (LeagueError
         naming the form field for a bad choice, 409/429/503 when no game can start now)."""
@@ -423,16 +424,18 @@ class Challenges:
         self._nursery.start_soon(self._play, challenge, claim, match, job.bots[1 - human])
         return challenge
 
-    def _create(self, conn: Any, user: store.User, entry: Any, bot: str, human: int) -> store.Claim:
-        mine = {b["bot"]: b["version_id"] for b in store.active_bots(conn)}
+    def _create(
+        self, conn: Any, user: roster.User, entry: Any, bot: str, human: int
+    ) -> ledger.Claim:
+        mine = {b["bot"]: b["version_id"] for b in views.active_bots(conn)}
         if bot not in mine:
             raise LeagueError(f"no active bot {bot!r}", status=404, field="bot")
-        versions = [store.human_version(conn, user)] * 2
+        versions = [roster.human_version(conn, user)] * 2
         versions[1 - human] = mine[bot]
-        game_id = store.create_game(
+        game_id = ledger.create_game(
             conn,
-            store.NewGame(
-                kind=store.GameKind.CHALLENGE,
+            ledger.NewGame(
+                kind=schema.GameKind.CHALLENGE,
                 variant=entry.label,
                 game_name=entry.name,
                 options=dict(entry.options),
@@ -443,12 +446,12 @@ class Challenges:
                 version1=versions[1],
             ),
         )
-        claim = store.claim_game(conn, game_id)
+        claim = ledger.claim_game(conn, game_id)
         assert claim is not None  # created in this transaction
         return claim
 
     async def _play(
-        self, ch: Challenge, claim: store.Claim, match: dict[str, Any], bot: dict[str, Any]
+        self, ch: Challenge, claim: ledger.Claim, match: dict[str, Any], bot: dict[str, Any]
     ) -> None:
         from arena.referee import RefereeFault, play_match
         from arena.referee.match import HostStall
@@ -467,13 +470,13 @@ class Challenges:
             settled = True
             io.recorded()
         except Exception as e:  # the platform's fault (or a bug): never the server's end
-            kind = store.VoidKind.INTERNAL_ERROR
+            kind = schema.VoidKind.INTERNAL_ERROR
             if isinstance(e, SandboxFault | ArenaError):
-                kind = store.VoidKind.SANDBOX_FAULT
+                kind = schema.VoidKind.SANDBOX_FAULT
             elif isinstance(e, HostStall):  # a RefereeFault: the host made the bot late
-                kind = store.VoidKind.HOST_STALL
+                kind = schema.VoidKind.HOST_STALL
             elif isinstance(e, RefereeFault):
-                kind = store.VoidKind.REFEREE_FAULT
+                kind = schema.VoidKind.REFEREE_FAULT
             else:
                 traceback.print_exc(file=sys.stderr)
             settled = True
@@ -482,7 +485,9 @@ class Challenges:
         finally:
             if not settled:  # cancelled: the server is stopping
                 with trio.CancelScope(shield=True):
-                    await self._fail(ch, claim, store.VoidKind.SERVER_STOPPED, "the server stopped")
+                    await self._fail(
+                        ch, claim, schema.VoidKind.SERVER_STOPPED, "the server stopped"
+                    )
             ch.done.set()
             self.league.live.end(ch.game_id)
             if self._nursery is not None:
@@ -492,20 +497,20 @@ class Challenges:
         ch.io.on_turn(ev)
         self.league.live.turn(ch.game_id, ev.entry)
 
-    def _record(self, claim: store.Claim, data: dict[str, Any]) -> bool:
+    def _record(self, claim: ledger.Claim, data: dict[str, Any]) -> bool:
         with self.league.db.write() as conn:
-            ok = store.record_result(conn, claim.game_id, claim.attempt, data)
+            ok = ledger.record_result(conn, claim.game_id, claim.attempt, data)
         self.league.cache.changed()
         return ok
 
     async def _fail(
-        self, ch: Challenge, claim: store.Claim, kind: store.VoidKind, reason: str
+        self, ch: Challenge, claim: ledger.Claim, kind: schema.VoidKind, reason: str
     ) -> None:
         ch.io.finish(None, f"the game could not go on: {privacy.neutral_paths(reason)}")
 
         def run() -> None:
             with self.league.db.write() as conn:
-                store.void_attempt(conn, claim.game_id, claim.attempt, kind, reason, 1)
+                ledger.void_attempt(conn, claim.game_id, claim.attempt, kind, reason, 1)
             self.league.cache.changed()
 
         await trio.to_thread.run_sync(run)

@@ -8,8 +8,9 @@ row and its job are created in one transaction: both commit or neither does.
 
 The queue is not the source of truth about games: the games table is. A job says only "see that
 game N gets played"; the worker that runs it claims the game row (a new attempt number) and
-records through the store's conditional update, so a job run twice (a stalled job retried while
-its first worker was merely slow) costs a replay, never a second result. Whatever a job's fate
+records through the ledger's conditional update (arena/league/db/ledger.py), so a job run twice
+(a stalled job retried while its first worker was merely slow) costs a replay, never a second
+result. Whatever a job's fate
 (failed, aborted, deleted by hand), `orphans` finds games queued or running with no live job and
 the server defers a new one.
 
@@ -34,7 +35,7 @@ import procrastinate
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
-from arena.league import store
+from arena.league.db.schema import GameKind, GameState, games
 
 #: the task every game job runs, and the queue its jobs wait in
 TASK = "arena.league.play_game"
@@ -101,13 +102,13 @@ def orphans(conn: Connection) -> list[int]:
     which the server plays itself, never have one)."""
     live = {gid for (gid,) in conn.execute(_LIVE_JOBS, {"task": TASK})}
     rows = conn.execute(
-        sa.select(store.games.c.id)
+        sa.select(games.c.id)
         .where(
-            store.games.c.state.in_([store.GameState.QUEUED, store.GameState.RUNNING]),
+            games.c.state.in_([GameState.QUEUED, GameState.RUNNING]),
             # a person's game is played by the server itself, never by a job
-            store.games.c.kind != store.GameKind.CHALLENGE,
+            games.c.kind != GameKind.CHALLENGE,
         )
-        .order_by(store.games.c.id)
+        .order_by(games.c.id)
     )
     return [gid for (gid,) in rows if gid not in live]
 
@@ -121,3 +122,31 @@ def job_counts(conn: Connection) -> dict[str, Any]:
         {"task": TASK},
     )
     return {s: int(n) for s, n in rows}
+
+
+# A local tournament's jobs (arena/league/tourjobs.py): one per game attempt, its arguments
+# naming the run, the game and the attempt.
+_LIVE_RUN_JOBS = sa.text(
+    "SELECT args->>'game_id', (args->>'attempt')::int FROM procrastinate_jobs "
+    "WHERE task_name = :task AND status IN ('todo', 'doing') AND args->>'run' = :run"
+)
+
+
+def live_run_jobs(conn: Connection, task: str, run: str) -> set[tuple[str, int]]:
+    """(game, attempt) of this run's jobs waiting or in play."""
+    return {(g, int(a)) for g, a in conn.execute(_LIVE_RUN_JOBS, {"task": task, "run": run})}
+
+
+_ENDED_RUN_JOBS = sa.text(
+    "SELECT args->>'game_id', (args->>'attempt')::int, id, status::text FROM procrastinate_jobs "
+    "WHERE task_name = :task AND status NOT IN ('todo', 'doing') AND args->>'run' = :run"
+)
+
+
+def ended_run_jobs(conn: Connection, task: str, run: str) -> dict[tuple[str, int], str]:
+    """(game, attempt) of this run's jobs that ended and are still listed (a worker's error,
+    one without this task, an operator's cancel): how, e.g. `job 12 failed`."""
+    return {
+        (g, int(a)): f"job {i} {status}"
+        for g, a, i, status in conn.execute(_ENDED_RUN_JOBS, {"task": task, "run": run})
+    }

@@ -7,7 +7,7 @@ the one it plays), so pairings use recent ratings and a lost worker costs one ga
 precomputed schedule. A game waiting out its backoff holds no slot: the slots play other games,
 or the scheduler sleeps until the first backoff ends. Choosing and claiming happen in one write
 transaction, the same one that records the slot's finished game (`finished_then_next`), and the
-outcome goes back through the store's exactly-once rule.
+outcome goes back through the ledger's exactly-once rule (arena/league/db/ledger.py).
 """
 
 from __future__ import annotations
@@ -18,11 +18,11 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
-import sqlalchemy as sa
 import trio
 
-from arena.league import fleet, store
 from arena.league.backoff import Backoff
+from arena.league.db import fleet, ledger, schema
+from arena.league.db.database import Database, QueryError
 from arena.league.executors.base import GameJob, JobSource, Outcome, job_from_claim
 from arena.league.settings import LeagueSettings, Matchmaking
 from arena.tournaments.schedule import random_opening
@@ -54,7 +54,7 @@ def plan_game(
     mm: Matchmaking,
     variants: Sequence[str],
     played: Mapping[str, int],
-    pool: Mapping[str, list[store.Candidate]],
+    pool: Mapping[str, list[ledger.Candidate]],
 ) -> Pairing | None:
     playable = [v for v in variants if len({c.bot_id for c in pool.get(v, [])}) >= 2]
     if not playable:
@@ -83,7 +83,7 @@ def plan_game(
     return Pairing(variant, seats)
 
 
-def _least(rng: random.Random, cands: list[store.Candidate], key) -> store.Candidate:
+def _least(rng: random.Random, cands: list[ledger.Candidate], key) -> ledger.Candidate:
     best = min(key(c) for c in cands)
     return rng.choice([c for c in cands if key(c) == best])
 
@@ -93,7 +93,7 @@ class Scheduler(JobSource):
 
     def __init__(
         self,
-        db: store.Database,
+        db: Database,
         settings: LeagueSettings,
         *,
         seed: int | None = None,
@@ -159,12 +159,12 @@ class Scheduler(JobSource):
         """Blocking: record an outcome; False when it was stale (dropped)."""
         return self._record_and_claim(outcome, False)[0]
 
-    def _record_and_claim(self, outcome: Outcome, claim: bool) -> tuple[bool, store.Claim | None]:
+    def _record_and_claim(self, outcome: Outcome, claim: bool) -> tuple[bool, ledger.Claim | None]:
         if claim:
             try:
                 with self.db.write() as conn:
                     return self._record_in(conn, outcome), self._claim_in(conn)
-            except sa.exc.SQLAlchemyError:
+            except QueryError:
                 # the claim must never cost the outcome: that transaction rolled back whole,
                 # the outcome is recorded alone (the slot then asks again through next_job,
                 # where an error that persists surfaces)
@@ -175,49 +175,49 @@ class Scheduler(JobSource):
     def _record_in(self, conn, outcome: Outcome) -> bool:
         job = outcome.job
         if outcome.record is not None:
-            ok = store.record_result(
+            ok = ledger.record_result(
                 conn, job.game_id, job.attempt, outcome.record, outcome.record_json
             )
         else:
             assert outcome.void is not None
             wait = self.backoff.after(outcome.void, job.attempt, self.jitter)
-            ok = store.void_attempt(
+            ok = ledger.void_attempt(
                 conn,
                 job.game_id,
                 job.attempt,
                 outcome.void,
                 outcome.reason,
                 self.settings.max_attempts,
-                retry_at=store.iso_at(self.clock() + wait) if wait > 0 else None,
+                retry_at=ledger.iso_at(self.clock() + wait) if wait > 0 else None,
             )
-        if self.slots_worker is not None and outcome.void != store.VoidKind.SERVER_STOPPED:
+        if self.slots_worker is not None and outcome.void != schema.VoidKind.SERVER_STOPPED:
             column = "stale" if not ok else "played" if outcome.record is not None else "voided"
-            stall = outcome.void == store.VoidKind.HOST_STALL
+            stall = outcome.void == schema.VoidKind.HOST_STALL
             fleet.game_ended(conn, self.slots_worker, column, stall)
         return ok
 
-    def _claim_next(self) -> tuple[store.Claim | None, float]:
+    def _claim_next(self) -> tuple[ledger.Claim | None, float]:
         """A claim, or None and the seconds until a queued game's backoff ends (inf: none)."""
         with self.db.write() as conn:
             claim = self._claim_in(conn)
             if claim is not None:
                 return claim, 0.0
-            at = store.next_retry_at(conn)
-        return None, math.inf if at is None else store.seconds_until(at, self.clock())
+            at = ledger.next_retry_at(conn)
+        return None, math.inf if at is None else ledger.seconds_until(at, self.clock())
 
-    def _claim_in(self, conn) -> store.Claim | None:
-        for gid in store.queued_game_ids(conn, 1, store.iso_at(self.clock())):
-            claim = store.claim_game(conn, gid)
+    def _claim_in(self, conn) -> ledger.Claim | None:
+        for gid in ledger.queued_game_ids(conn, 1, ledger.iso_at(self.clock())):
+            claim = ledger.claim_game(conn, gid)
             if claim is not None:
                 return claim
         pairing = self._plan(conn)
         if pairing is None:
             return None
-        return store.start_game(conn, self._new_game(pairing))
+        return ledger.start_game(conn, self._new_game(pairing))
 
     def _plan(self, conn) -> Pairing | None:
         labels = [g.label for g in self.settings.games]
-        pool = {v: store.candidates(conn, v) for v in labels}
+        pool = {v: ledger.candidates(conn, v) for v in labels}
         played = self._games_per_variant(conn)
         pairing = plan_game(self.rng, self.settings.matchmaking, labels, played, pool)
         if pairing is not None:  # the caller creates it in this transaction
@@ -232,16 +232,16 @@ class Scheduler(JobSource):
         next refresh; the count only balances variants."""
         now = time.monotonic()
         if self._played is None or now - self._played_at > PLAYED_REFRESH:
-            self._played = store.games_per_variant(conn)
+            self._played = ledger.games_per_variant(conn)
             self._played_at = now
         return self._played
 
-    def _new_game(self, p: Pairing) -> store.NewGame:
+    def _new_game(self, p: Pairing) -> ledger.NewGame:
         entry = self.settings.game(p.variant)
         seed = self.rng.getrandbits(63)
         opening = random_opening(entry, seed, 0, 0, self.settings.opening_turns)
-        return store.NewGame(
-            kind=store.GameKind.RATED,
+        return ledger.NewGame(
+            kind=schema.GameKind.RATED,
             variant=entry.label,
             game_name=entry.name,
             options=dict(entry.options),

@@ -26,7 +26,8 @@ import trio
 from hypercorn.config import Config as HypercornConfig
 from hypercorn.trio import serve as hypercorn_serve
 
-from arena.league import fleet, store
+from arena.league.db import fleet, ledger, schema
+from arena.league.db.database import Database
 from arena.league.executors.base import Executor
 from arena.league.executors.inprocess import InProcessExecutor
 from arena.league.migrations import check_current
@@ -91,7 +92,7 @@ async def serve(
     executor: Executor | None = None,
 ) -> None:
     """Run the league until a signal or `stop`; `on_ready` gets the bound URLs."""
-    db = store.Database(settings.database_url)
+    db = Database(settings.database_url)
     try:
         await trio.to_thread.run_sync(check_current, db.engine)
         league = League(settings, db)
@@ -139,7 +140,10 @@ async def serve(
             if executor.plays_here:
                 with trio.CancelScope(shield=True):
                     await trio.to_thread.run_sync(
-                        _void_in_flight, league, store.VoidKind.SERVER_STOPPED, "the server stopped"
+                        _void_in_flight,
+                        league,
+                        schema.VoidKind.SERVER_STOPPED,
+                        "the server stopped",
                     )
                     await trio.to_thread.run_sync(_slots_stopped, league)
     finally:
@@ -147,7 +151,7 @@ async def serve(
 
 
 def _recover(league: League) -> None:
-    n = _void_in_flight(league, store.VoidKind.SERVER_STOPPED, "the server was killed")
+    n = _void_in_flight(league, schema.VoidKind.SERVER_STOPPED, "the server was killed")
     if n:
         print(f"arena league: replaying {n} game(s) in flight at the last stop", file=sys.stderr)
     with league.db.write() as conn:  # the server's own slots, in the fleet (their stalls)
@@ -173,9 +177,9 @@ def _slots_stopped(league: League) -> None:
         fleet.stopped(conn, fleet.SERVER_SLOTS)
 
 
-def _void_in_flight(league: League, kind: store.VoidKind, reason: str) -> int:
+def _void_in_flight(league: League, kind: schema.VoidKind, reason: str) -> int:
     with league.db.write() as conn:
-        return store.void_running(conn, kind, reason, league.settings.max_attempts)
+        return ledger.void_running(conn, kind, reason, league.settings.max_attempts)
 
 
 async def _watch_signals(scope: trio.CancelScope, plays_here: bool = True) -> None:

@@ -1,10 +1,11 @@
 """What the league does, as one object the API, the CLI and the pages call.
 
 Every method is one use case (authenticate, read the leaderboard, add a version, disable a
-bot...): it opens one transaction, calls the store's query functions and turns "not found",
-"not yours" and "not allowed" into `LeagueError`s with their HTTP status, so the web layer
-only parses requests and serialises answers. The async methods run the blocking database work
-in a worker thread (`trio.to_thread.run_sync`); the sync ones serve the CLI.
+bot...): it opens one transaction, calls the query functions of arena/league/db/ and turns "not
+found", "not yours" and "not allowed" into `LeagueError`s with their HTTP status, so the web
+layer only parses requests and serialises answers (and reads `db.views` through `read`). The
+async methods run the blocking database work in a worker thread (`trio.to_thread.run_sync`);
+the sync ones serve the CLI.
 
 Access rules: reads are public except a bot's stderr, logs and build output (a game's, and
 those quoted by its validation report), which only the bot's owner (or an admin) sees: the
@@ -31,8 +32,17 @@ from typing import Any, TypeVar
 
 import trio
 
-from arena.league import privacy, store
-from arena.league.archives import BlobStore, pack_bot_dir
+from arena.league import privacy
+from arena.league.archives import (
+    ArchiveCaps,
+    BlobStore,
+    inspect_archive,
+    pack_bot_dir,
+    unpack_archive,
+)
+from arena.league.db import fleet, ledger, roster, schema, views
+from arena.league.db.database import Database
+from arena.league.db.roster import User, Version
 from arena.league.errors import LeagueError
 from arena.league.live import LiveGames, Validations
 from arena.league.ratings import official_table
@@ -137,7 +147,7 @@ class ReadCache:
 class League:
     """One league: its settings and its database."""
 
-    def __init__(self, settings: LeagueSettings, db: store.Database) -> None:
+    def __init__(self, settings: LeagueSettings, db: Database) -> None:
         self.settings = settings
         self.db = db
         self.variants = [g.label for g in settings.games]
@@ -187,36 +197,53 @@ class League:
 
     # --- accounts -----------------------------------------------------------------------------
 
-    def add_user(self, name: str, *, is_admin: bool = False) -> tuple[store.User, str]:
+    def add_user(self, name: str, *, is_admin: bool = False) -> tuple[User, str]:
         """Create an account; the token is returned once and only its hash is stored."""
         check_name(name, "user name", "name")
         token = new_token()
 
-        def add(conn: Any) -> store.User:
-            if store.user_by_name(conn, name) is not None:
+        def add(conn: Any) -> User:
+            if roster.user_by_name(conn, name) is not None:
                 raise LeagueError(f"user {name!r} exists already", status=409, field="name")
-            return store.add_user(conn, name, token, is_admin=is_admin)
+            return roster.add_user(conn, name, token, is_admin=is_admin)
 
         return self.write_sync(add), token
 
-    async def authenticate(self, header: str | None) -> store.User:
+    async def authenticate(self, header: str | None) -> User:
         """The user of an `Authorization: Bearer TOKEN` header; 401 if missing or wrong."""
         if not header:
             raise LeagueError("missing bearer token (Authorization: Bearer TOKEN)", status=401)
         scheme, _, token = header.partition(" ")
         if scheme.lower() != "bearer" or not token.strip():
             raise LeagueError("expected 'Authorization: Bearer TOKEN'", status=401)
-        user = await self.read(store.user_by_token, token.strip())
+        user = await self.read(roster.user_by_token, token.strip())
         if user is None or user.disabled:
             raise LeagueError("invalid or disabled token", status=401)
         return user
 
+    async def user(self, user_id: int) -> User | None:
+        """The account of a login session (web/auth.py checks it is enabled and current)."""
+        return await self.read(roster.user_by_id, user_id)
+
+    async def token_user(self, token: str) -> User | None:
+        """The account of an API token, as the login form takes it (None: no such token)."""
+        return await self.read(roster.user_by_token, token)
+
+    async def end_sessions(self, user: User) -> None:
+        """End every login session of the account (its cookies carry the old epoch)."""
+        await self.write(roster.end_sessions, user.id)
+
+    def session_secret_sync(self) -> str:
+        """The key login cookies are signed with, made on first use and kept in the database,
+        so every server process of the league accepts the same cookies (web/auth.py)."""
+        return self.write_sync(fleet.secret, fleet.SESSION_SECRET)
+
     def set_user_disabled_sync(self, name: str, disabled: bool) -> None:
         def run(conn: Any) -> None:
-            user = store.user_by_name(conn, name)
+            user = roster.user_by_name(conn, name)
             if user is None:
                 raise LeagueError(f"no user {name!r}", status=404)
-            store.set_user_disabled(conn, user.id, disabled)
+            roster.set_user_disabled(conn, user.id, disabled)
 
         self.write_sync(run)
 
@@ -226,10 +253,10 @@ class League:
         token = new_token()
 
         def run(conn: Any) -> None:
-            user = store.user_by_name(conn, name)
+            user = roster.user_by_name(conn, name)
             if user is None:
                 raise LeagueError(f"no user {name!r}", status=404)
-            store.set_token(conn, user.id, token)
+            roster.set_token(conn, user.id, token)
 
         self.write_sync(run)
         return token
@@ -241,7 +268,7 @@ class League:
     ) -> list[dict[str, Any]]:
         self.check_variant(variant)
         return await self.cached_read(
-            store.leaderboard,
+            views.leaderboard,
             variant,
             limit=limit,
             offset=offset,
@@ -249,10 +276,10 @@ class League:
         )
 
     async def bots(self, *, limit: int, offset: int) -> list[dict[str, Any]]:
-        return await self.cached_read(store.list_bots, limit=limit, offset=offset)
+        return await self.cached_read(views.list_bots, limit=limit, offset=offset)
 
     async def bot(self, name: str) -> dict[str, Any]:
-        detail = await self.read(store.bot_detail, name)
+        detail = await self.read(views.bot_detail, name)
         if detail is None:
             raise LeagueError(f"no bot {name!r}", status=404)
         detail.pop("owner_id")
@@ -265,9 +292,9 @@ class League:
         """A version's state in the words the pages and the API share: `queued` (waiting to
         be validated), `validating` (being validated now), `active`, `rejected` (failed its
         validation), `retired`, `disabled` (and `human`, a person's seat)."""
-        if state == store.VersionState.VALIDATING:
+        if state == schema.VersionState.VALIDATING:
             return "validating" if self.validations.current == version_id else "queued"
-        if state == store.VersionState.FAILED:
+        if state == schema.VersionState.FAILED:
             return "rejected"
         return str(state)
 
@@ -285,7 +312,7 @@ class League:
         return dataclasses.asdict(mine.capped_by(self.settings.limits))
 
     def shown_version(self, summary: dict[str, Any]) -> dict[str, Any]:
-        """A `store.version_summary` as the API shows it: the shared state word, the limits
+        """A `views.version_summary` as the API shows it: the shared state word, the limits
         that apply."""
         out = dict(summary)
         out["state"] = self.version_state(summary["state"], summary["id"])
@@ -296,34 +323,32 @@ class League:
         return out
 
     @staticmethod
-    def sees_private(user: store.User | None, owner_id: int) -> bool:
+    def sees_private(user: User | None, owner_id: int) -> bool:
         """Whether `user` may read a bot's stderr, logs and build output: its owner or an
         admin."""
         return user is not None and (user.is_admin or user.id == owner_id)
 
-    async def version(
-        self, name: str, number: int, user: store.User | None = None
-    ) -> dict[str, Any]:
+    async def version(self, name: str, number: int, user: User | None = None) -> dict[str, Any]:
         """One version; its validation report in full (server paths neutral) for its owner or
         an admin, without the bot's stderr and build output for anyone else."""
 
         def run(conn: Any) -> dict[str, Any]:
             v = self._version(conn, name, number)
-            out = self.shown_version(store.version_summary(v))
+            out = self.shown_version(views.version_summary(v))
             if self.sees_private(user, v.owner_id):
                 out["validation"] = privacy.owner_report(v.validation, v.path or None)
             else:
                 out["validation"] = privacy.public_report(v.validation)
-            out["ratings"] = store.version_ratings(conn, v.id)
+            out["ratings"] = views.version_ratings(conn, v.id)
             return out
 
         return await self.read(run)
 
-    def _version(self, conn: Any, name: str, number: int) -> store.Version:
-        bot = store.bot_by_name(conn, name)
+    def _version(self, conn: Any, name: str, number: int) -> Version:
+        bot = roster.bot_by_name(conn, name)
         if bot is None:
             raise LeagueError(f"no bot {name!r}", status=404)
-        v = store.version_by_number(conn, bot.id, number)
+        v = roster.version_by_number(conn, bot.id, number)
         if v is None:
             raise LeagueError(f"bot {name!r} has no version {number}", status=404)
         return v
@@ -345,7 +370,7 @@ class League:
         return await self.cached_read(_games_page, limit, offset, bot, variant, outcome)
 
     async def game(self, game_id: int) -> dict[str, Any]:
-        detail = await self.read(store.game_detail, game_id)
+        detail = await self.read(views.game_detail, game_id)
         if detail is None:
             raise LeagueError(f"no game {game_id}", status=404)
         detail.pop("owners")
@@ -353,21 +378,21 @@ class League:
 
     async def record(self, game_id: int) -> dict[str, Any]:
         """The game's arena-record/1, without the bots' stderr and logs (owner-only)."""
-        record = await self.read(store.game_record, game_id)
+        record = await self.read(ledger.game_record, game_id)
         if record is None:
             raise LeagueError(f"no record for game {game_id} (not finished?)", status=404)
         return privacy.public_record(record)
 
-    async def logs(self, user: store.User, game_id: int) -> dict[str, Any]:
+    async def logs(self, user: User, game_id: int) -> dict[str, Any]:
         """The stderr and log lines of the caller's own bot(s) in a game (403 otherwise)."""
 
         def run(conn: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None, list[str]]:
-            detail = store.game_detail(conn, game_id)
+            detail = views.game_detail(conn, game_id)
             paths = []
             for seat in (detail or {}).get("seats", []):
-                v = store.version(conn, seat["version_id"])
+                v = roster.version(conn, seat["version_id"])
                 paths.append(v.path if v is not None else "")
-            return detail, store.game_record(conn, game_id), paths
+            return detail, ledger.game_record(conn, game_id), paths
 
         detail, record, paths = await self.read(run)
         if detail is None:
@@ -393,17 +418,17 @@ class League:
     async def queue(self, *, limit: int, offset: int) -> dict[str, Any]:
         def run(conn: Any) -> dict[str, Any]:
             return {
-                "counts": store.counts(conn),
-                "items": store.queue(conn, limit=limit, offset=offset),
+                "counts": views.counts(conn),
+                "items": views.queue(conn, limit=limit, offset=offset),
             }
 
         return await self.read(run)
 
     # --- versions -----------------------------------------------------------------------------
 
-    def check_submitter(self, conn: Any, user: store.User, bot_name: str) -> None:
+    def check_submitter(self, conn: Any, user: User, bot_name: str) -> None:
         """A bot name belongs to whoever submitted it first; 403 for anyone else."""
-        bot = store.bot_by_name(conn, bot_name)
+        bot = roster.bot_by_name(conn, bot_name)
         if bot is not None and bot.owner_id != user.id:
             raise LeagueError(
                 f"bot {bot_name!r} belongs to another user; choose another name",
@@ -414,10 +439,10 @@ class League:
             who = "retired by you" if bot.disabled_by == "owner" else "disabled by an admin"
             raise LeagueError(f"bot {bot_name!r} is {who}", status=403)
 
-    def check_rate(self, conn: Any, user: store.User) -> None:
+    def check_rate(self, conn: Any, user: User) -> None:
         since = (datetime.now(UTC) - timedelta(hours=1)).isoformat(timespec="milliseconds")
         since = since.replace("+00:00", "Z")
-        n = store.submissions_since(conn, user.id, since)
+        n = roster.submissions_since(conn, user.id, since)
         if n >= self.settings.submissions.per_hour:
             raise LeagueError(
                 f"{n} submissions in the last hour; this league allows "
@@ -427,14 +452,14 @@ class League:
 
     def register_version(
         self,
-        user: store.User,
+        user: User,
         bot_name: str,
         bot_dir: Path,
         archive: bytes,
         spec: Any,
         *,
         rate_limited: bool = True,
-    ) -> store.Version:
+    ) -> Version:
         """Record a new version (validating), keep its archive and move its unpacked directory
         into place, all before the version's row is committed: a version is never visible (to
         the validation loop, to workers) before its files are there, and a refused one leaves
@@ -460,7 +485,7 @@ class League:
         try:
             with self.db.write() as conn:
                 check(conn)
-                v = store.add_version(
+                v = roster.add_version(
                     conn,
                     owner_id=user.id,
                     bot_name=bot_name,
@@ -475,18 +500,16 @@ class League:
                 made_blob = not blobs.path(sha).exists()
                 blobs.put(archive)
                 shutil.move(str(bot_dir), final)
-                store.set_version_path(conn, v.id, str(final))
+                roster.set_version_path(conn, v.id, str(final))
         except BaseException:
             if final is not None and final.exists():
                 shutil.rmtree(final, ignore_errors=True)
-            if made_blob and not self.read_sync(store.archive_in_use, sha):
+            if made_blob and not self.read_sync(roster.archive_in_use, sha):
                 blobs.path(sha).unlink(missing_ok=True)
             raise
         return dataclasses.replace(v, path=str(final))
 
     def archive_caps(self) -> Any:
-        from arena.league.archives import ArchiveCaps
-
         sub = self.settings.submissions
         return ArchiveCaps(
             max_bytes=sub.max_archive_mb << 20,
@@ -494,7 +517,7 @@ class League:
             max_unpacked_bytes=sub.max_unpacked_mb << 20,
         )
 
-    async def submit(self, user: store.User, data: bytes) -> dict[str, Any]:
+    async def submit(self, user: User, data: bytes) -> dict[str, Any]:
         """A submitted archive becomes a new version, validating; validation runs in the
         background (`run_validations`) and the answer says where to follow it."""
         await self.read(self.check_rate, user)
@@ -509,10 +532,9 @@ class League:
             "url": f"/api/v1/bots/{v.bot}/versions/{v.number}",
         }
 
-    def _submit_sync(self, user: store.User, data: bytes) -> store.Version:
+    def _submit_sync(self, user: User, data: bytes) -> Version:
         """Check, unpack and load the manifest in a private directory; only an accepted
         archive is kept (`register_version`): a refusal leaves nothing on disk."""
-        from arena.league.archives import inspect_archive, unpack_archive
         from arena.league.validation import load_submitted_bot
 
         caps = self.archive_caps()
@@ -536,7 +558,7 @@ class League:
         """
         while True:
             self._validate_wake = trio.Event()
-            for v in await self.read(store.versions_in_state, store.VersionState.VALIDATING):
+            for v in await self.read(roster.versions_in_state, schema.VersionState.VALIDATING):
                 self.validations.current = v.id
                 self.validations.signal.bump()
                 try:
@@ -552,7 +574,7 @@ class League:
         self._validate_wake.set()
         self.validations.signal.bump()
 
-    async def validate(self, v: store.Version) -> None:
+    async def validate(self, v: Version) -> None:
         from arena.league.errors import PlatformFault
         from arena.league.validation import validate_version
 
@@ -572,24 +594,23 @@ class League:
 
     def finish_validation_sync(self, version_id: int, report: dict[str, Any]) -> bool:
         passed = bool(report.get("passed"))
-        done = self.write_sync(store.finish_validation, version_id, report, passed, self.variants)
+        done = self.write_sync(roster.finish_validation, version_id, report, passed, self.variants)
         self.cache.changed()
         if done and passed:
             self.on_activated()
         return done
 
-    def add_house_bot(self, owner: str, bot_dir: Path) -> store.Version:
+    def add_house_bot(self, owner: str, bot_dir: Path) -> Version:
         """Operator path (`arena league bot add`): a trusted bot directory joins the ladder
         directly, built here and not validated (the operator vouches for it).
 
         The source folder is only read: it is packed (without the build step's output, which
         every machine that plays the bot makes again from the sources), the archive is
         unpacked into the league's own directory as a submission is, and built there."""
-        from arena.league.archives import ArchiveCaps, unpack_archive
         from arena.referee import load_bot
 
         spec = load_bot(bot_dir)
-        user = self.read_sync(store.user_by_name, owner)
+        user = self.read_sync(roster.user_by_name, owner)
         if user is None:
             raise LeagueError(f"no user {owner!r} (create it with 'arena league user add')")
         # packed into the archive store like a submission, so workers on other machines fetch
@@ -624,21 +645,21 @@ class League:
         )
         return v
 
-    async def disable_bot(self, user: store.User, name: str, disabled: bool = True) -> None:
+    async def disable_bot(self, user: User, name: str, disabled: bool = True) -> None:
         if not user.is_admin:
             raise LeagueError("only admins can disable bots", status=403)
         await self._set_bot_disabled(user, name, disabled, owner_may=False)
 
-    async def retire_bot(self, user: store.User, name: str, retired: bool = True) -> None:
+    async def retire_bot(self, user: User, name: str, retired: bool = True) -> None:
         """The bot page's retire/reactivate: its owner (or an admin) takes it off the ladder or
         puts it back; a bot an admin disabled stays disabled until an admin enables it."""
         await self._set_bot_disabled(user, name, retired, owner_may=True)
 
     async def _set_bot_disabled(
-        self, user: store.User, name: str, disabled: bool, *, owner_may: bool
+        self, user: User, name: str, disabled: bool, *, owner_may: bool
     ) -> None:
         def run(conn: Any) -> None:
-            bot = store.bot_by_name(conn, name)
+            bot = roster.bot_by_name(conn, name)
             if bot is None:
                 raise LeagueError(f"no bot {name!r}", status=404)
             owner = owner_may and bot.owner_id == user.id
@@ -646,7 +667,7 @@ class League:
                 raise LeagueError("only the bot's owner or an admin can do this", status=403)
             if not user.is_admin and bot.disabled and bot.disabled_by != "owner":
                 raise LeagueError(f"bot {name!r} is disabled by an admin", status=403)
-            store.set_bot_disabled(conn, bot.id, disabled, "owner" if owner else "admin")
+            roster.set_bot_disabled(conn, bot.id, disabled, "owner" if owner else "admin")
 
         await self.write(run)
         self.cache.changed()
@@ -654,7 +675,7 @@ class League:
             self.on_activated()
             self.on_submitted()
 
-    async def disable_user(self, user: store.User, name: str, disabled: bool = True) -> None:
+    async def disable_user(self, user: User, name: str, disabled: bool = True) -> None:
         if not user.is_admin:
             raise LeagueError("only admins can disable users", status=403)
         await trio.to_thread.run_sync(self.set_user_disabled_sync, name, disabled)
@@ -665,7 +686,7 @@ class League:
         """Refit the Bradley-Terry table of every variant from all rated games."""
         for variant in self.variants:
             with self.db.read() as conn:
-                pairs = store.pair_results(conn, variant)
+                pairs = ledger.pair_results(conn, variant)
             ids = sorted({a for a, _, _, _ in pairs} | {b for _, b, _, _ in pairs})
             table = official_table(ids, pairs) if ids else None
             now = now_iso()
@@ -683,12 +704,46 @@ class League:
                         }
                     )
             with self.db.write() as conn:
-                store.replace_official(conn, variant, rows)
+                ledger.replace_official(conn, variant, rows)
+
+    # --- the worker fleet ----------------------------------------------------------------------
+
+    async def fleet_status(self) -> dict[str, Any]:
+        """Every worker with its state, load and counts, and the job queue's counts (the
+        workers API and page: web/workers.py)."""
+        # imported here: procrastinate's import costs every CLI command that opens the league
+        # ~70 ms, and only the server (whose executors import it anyway) asks for the fleet
+        from arena.league import queue
+
+        def run(conn: Any) -> dict[str, Any]:
+            after = float(fleet.get_meta(conn, "stalled_after") or fleet.STALLED_AFTER)
+            has_queue = not self.db.is_sqlite and queue.schema_installed(conn)
+            return {
+                "stalled_after": after,
+                "jobs": queue.job_counts(conn) if has_queue else {},
+                "items": fleet.list_workers(conn, after),
+            }
+
+        return await self.read(run)
+
+    @staticmethod
+    def fleet_rules() -> dict[str, Any]:
+        """The thresholds the workers page explains (arena/league/db/fleet.py)."""
+        return {
+            "recent": fleet.RECENT,
+            "min_games": fleet.MIN_GAMES,
+            "degraded_rate": fleet.DEGRADED_RATE,
+            "server_slots": fleet.SERVER_SLOTS,
+        }
+
+    async def worker_secret(self) -> str | None:
+        """The secret workers download archives with, if the server has published one."""
+        return await self.read(fleet.get_meta, fleet.WORKER_SECRET)
 
     # --- status -------------------------------------------------------------------------------
 
     async def status(self) -> dict[str, Any]:
-        counts = await self.read(store.counts)
+        counts = await self.read(views.counts)
         return {
             "name": self.settings.name,
             "variants": [
@@ -705,7 +760,7 @@ def bot_id_filter(conn: Any, bot: str | None) -> int | None:
     such bot, for the API and the pages alike."""
     if bot is None:
         return None
-    row = store.bot_by_name(conn, bot)
+    row = roster.bot_by_name(conn, bot)
     if row is None:
         raise LeagueError(f"no bot {bot!r}", status=404, field="bot")
     return row.id
@@ -715,7 +770,7 @@ def _games_page(
     conn: Any, limit: int, offset: int, bot: str | None, variant: str | None, outcome: str | None
 ) -> list[dict[str, Any]]:
     bot_id = bot_id_filter(conn, bot)
-    return store.list_games(
+    return views.list_games(
         conn,
         limit=limit,
         offset=offset,

@@ -1,9 +1,10 @@
 """A league's settings: `league.toml` in the league directory, validated into `LeagueSettings`.
 
 The league runs unattended for weeks, so every problem is reported at start as one error naming
-the file and the key (the tournament config's checker, reused). Paths (the SQLite database, the
-archive store, unpacked bots) are relative to the league directory, so a league directory can
-be moved. The sandbox limits here are a ceiling: a manifest may ask for less, never for more.
+the file and the key (arena/tournaments/checks.py, the tournament config's checker). Paths (the
+SQLite database, the archive store, unpacked bots) are relative to the league directory, so a
+league directory can be moved. The sandbox limits here are a ceiling: a manifest may ask for
+less, never for more.
 """
 
 from __future__ import annotations
@@ -19,13 +20,13 @@ from typing import Any
 from arena.referee.clock import TimeControl
 from arena.sandbox import ISOLATION_MODES, Limits
 from arena.sandbox.limits import LimitsError
-from arena.tournaments.config import (
+from arena.tournaments.checks import (
+    Checker,
     ConfigError,
     GameEntry,
-    _Checker,
-    _games,
-    _show,
-    _time_control,
+    read_games,
+    read_time_control,
+    show,
 )
 
 SETTINGS_NAME = "league.toml"
@@ -250,7 +251,7 @@ def settings_from_dict(
     data: Mapping[str, Any], *, root: Path, where: str = "<league settings>"
 ) -> LeagueSettings:
     """Validate already-parsed settings (tests build leagues this way)."""
-    c = _Checker(where)
+    c = Checker(where)
     c.table("", data, _TOP_KEYS)
     database = c.string("database", data.get("database", "sqlite:///league.sqlite"))
     if not database.startswith(("sqlite:///", "postgresql")):
@@ -262,7 +263,7 @@ def settings_from_dict(
     isolation = data.get("isolation", "process")
     if isolation not in ISOLATION_MODES:
         raise c.fail(
-            "isolation", f"expected one of {', '.join(ISOLATION_MODES)}, got {_show(isolation)}"
+            "isolation", f"expected one of {', '.join(ISOLATION_MODES)}, got {show(isolation)}"
         )
     tc = data.get("time_control", "5+0.05")
     official = c.number(
@@ -282,8 +283,8 @@ def settings_from_dict(
         max_attempts=c.integer("max_attempts", data.get("max_attempts", 3), lo=1),
         reuse=c.boolean("reuse", data.get("reuse", False)),
         opening_turns=c.integer("opening_turns", data.get("opening_turns", 2), lo=0),
-        games=_games(c, data.get("games"), root),
-        time_control=_time_control(c, tc, clock=data.get("clock")),
+        games=read_games(c, data.get("games"), root),
+        time_control=read_time_control(c, tc, clock=data.get("clock")),
         limits=_limits(c, data.get("limits", {})),
         matchmaking=_matchmaking(c, _sub(c, data, "matchmaking", _MATCHMAKING_KEYS)),
         official_every=official,
@@ -292,11 +293,11 @@ def settings_from_dict(
     )
 
 
-def _sub(c: _Checker, data: Mapping[str, Any], key: str, keys: tuple[str, ...]) -> Mapping:
+def _sub(c: Checker, data: Mapping[str, Any], key: str, keys: tuple[str, ...]) -> Mapping:
     return c.table(key, data.get(key, {}), keys)
 
 
-def _listen(c: _Checker, raw: Any) -> tuple[str, int]:
+def _listen(c: Checker, raw: Any) -> tuple[str, int]:
     text = c.string("listen", raw)
     host, sep, port = text.rpartition(":")
     if not sep or not host or not port.isdigit() or not 0 <= int(port) < 65536:
@@ -304,14 +305,14 @@ def _listen(c: _Checker, raw: Any) -> tuple[str, int]:
     return host.strip("[]"), int(port)
 
 
-def _limits(c: _Checker, raw: Any) -> Limits:
+def _limits(c: Checker, raw: Any) -> Limits:
     try:
         return _DEFAULT_LIMITS.with_values(raw)
     except LimitsError as e:
         raise c.fail(e.key, e.problem) from None
 
 
-def _matchmaking(c: _Checker, t: Mapping[str, Any]) -> Matchmaking:
+def _matchmaking(c: Checker, t: Mapping[str, Any]) -> Matchmaking:
     chance = c.number("matchmaking.wide_window_chance", t.get("wide_window_chance", 0.1))
     if chance > 1:
         raise c.fail("matchmaking.wide_window_chance", f"must be at most 1, got {chance}")
@@ -324,7 +325,7 @@ def _matchmaking(c: _Checker, t: Mapping[str, Any]) -> Matchmaking:
     )
 
 
-def _submissions(c: _Checker, t: Mapping[str, Any]) -> Submissions:
+def _submissions(c: Checker, t: Mapping[str, Any]) -> Submissions:
     d = Submissions()
     tc = t.get("validation_time_control")
     return Submissions(
@@ -339,12 +340,12 @@ def _submissions(c: _Checker, t: Mapping[str, Any]) -> Submissions:
         validation_time_control=(
             d.validation_time_control
             if tc is None
-            else _time_control(_Checker(f"{c.where}: [submissions]"), tc)
+            else read_time_control(Checker(f"{c.where}: [submissions]"), tc)
         ),
     )
 
 
-def _play(c: _Checker, t: Mapping[str, Any]) -> Play:
+def _play(c: Checker, t: Mapping[str, Any]) -> Play:
     d = Play()
     play = Play(
         max_base=c.number("play.max_base", t.get("max_base", d.max_base), positive=True),
@@ -356,7 +357,7 @@ def _play(c: _Checker, t: Mapping[str, Any]) -> Play:
     )
     tc = t.get("clock")
     if tc is not None:
-        tc = _time_control(_Checker(f"{c.where}: [play]"), tc, "clock")
+        tc = read_time_control(Checker(f"{c.where}: [play]"), tc, "clock")
         problem = play_clock_problem(play, tc)
         if problem:
             raise c.fail("play.clock", problem)

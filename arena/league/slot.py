@@ -18,7 +18,7 @@ One job, `play(game_id)`:
    is claimed with a new attempt number, and the attempt logged against this worker. An
    archive that could not be verified or built voids that attempt (`archive_fault`);
 3. play the game in the league's sandbox and limits (the referee, in this process);
-4. record with the store's conditional update on (game, attempt, running), in the same
+4. record with the ledger's conditional update on (game, attempt, running), in the same
    transaction as the attempt's log row: zero rows means a newer attempt owns the game (this
    one was declared lost while it was still playing) and nothing is written. A platform fault
    voids the attempt; the reply says whether the game went back to the queue, so the worker
@@ -50,12 +50,13 @@ from functools import partial
 from pathlib import Path
 from typing import Any
 
-import sqlalchemy as sa
 import trio
 
-from arena.league import fleet, queue, store, tourjobs
+from arena.league import queue
 from arena.league.backoff import Backoff
 from arena.league.botcache import BotCache, ServerUnreachable
+from arena.league.db import fleet, ledger, mailbox, schema
+from arena.league.db.database import Database
 from arena.league.errors import PlatformFault
 from arena.league.executors.base import job_from_claim
 from arena.referee.sessions import SessionPool
@@ -97,7 +98,7 @@ class PlayParams:
 class Slot:
     def __init__(
         self,
-        db: store.Database,
+        db: Database,
         cache: BotCache,
         worker: str,
         sessions: SessionPool | None = None,
@@ -134,7 +135,7 @@ class Slot:
             return {"status": claimed, "detail": ""}
         claim, _ = claimed
         if fault is not None:
-            return await self._void(claim, params, store.VoidKind.ARCHIVE_FAULT, str(fault))
+            return await self._void(claim, params, schema.VoidKind.ARCHIVE_FAULT, str(fault))
         job = job_from_claim(dataclasses.replace(claim, paths=tuple(paths)), params)  # type: ignore[arg-type]
         reply = await _play(job.worker_request(), self.sessions)
         if reply["type"] == "record":
@@ -166,11 +167,11 @@ class Slot:
         else:
             kind, payload = "error", {"message": reply.get("message"), "user": reply.get("user")}
 
-        stall = kind == "void" and store.void_kind_of(payload) == store.VoidKind.HOST_STALL
+        stall = kind == "void" and schema.void_kind_of(payload) == schema.VoidKind.HOST_STALL
 
         def insert() -> bool:
             with self.db.write() as conn:
-                ok = tourjobs.record(conn, run, game_id, attempt, kind, payload, self.worker)
+                ok = mailbox.record(conn, run, game_id, attempt, kind, payload, self.worker)
                 if ok:  # the worker's stall rate counts its tournament games too
                     fleet.game_ended(conn, self.worker, stall=stall)
                 return ok
@@ -182,79 +183,48 @@ class Slot:
 
     def _seated_archives(self, game_id: int) -> list[str] | None:
         """The archive hashes of the game's two versions; None if it needs no playing."""
-        g, v = store.games, store.versions
         with self.db.read() as conn:
-            row = conn.execute(
-                sa.select(g.c.state, g.c.version0, g.c.version1).where(g.c.id == game_id)
-            ).first()
-            if row is None or row.state in (store.GameState.FINISHED, store.GameState.FAILED):
-                return None
-            sha = dict(
-                conn.execute(
-                    sa.select(v.c.id, v.c.archive_sha256).where(
-                        v.c.id.in_([row.version0, row.version1])
-                    )
-                ).all()
-            )
-        return [sha[row.version0], sha[row.version1]]
+            return ledger.seated_archives(conn, game_id)
 
     def _claim(
         self, game_id: int, params: PlayParams
-    ) -> str | float | tuple[store.Claim, list[str]]:
+    ) -> str | float | tuple[ledger.Claim, list[str]]:
         """The claim and the seats' archive hashes; or what to answer instead: "nothing" (the
         game is over), "failed", or the seconds its backoff still lasts."""
-        g = store.games
         with self.db.write() as conn:
             if not self.db.is_sqlite:
                 queue.fast_commit(conn)  # redone if lost: see arena/league/queue.py
-            row = conn.execute(
-                sa.select(g.c.state, g.c.attempt, g.c.not_before)
-                .where(g.c.id == game_id)
-                .with_for_update()
-            ).first()
-            if row is None or row.state in (store.GameState.FINISHED, store.GameState.FAILED):
+            row = ledger.lock_game(conn, game_id)
+            if row is None or row.state in (schema.GameState.FINISHED, schema.GameState.FAILED):
                 return "nothing"
-            if row.state == store.GameState.QUEUED and row.not_before is not None:
-                wait = store.seconds_until(row.not_before, time.time())
+            if row.state == schema.GameState.QUEUED and row.not_before is not None:
+                wait = ledger.seconds_until(row.not_before, time.time())
                 if wait > 0:
                     return wait
-            if row.state == store.GameState.RUNNING:
+            if row.state == schema.GameState.RUNNING:
                 who = fleet.attempt_worker(conn, game_id, row.attempt) or "its worker"
                 reason = f"attempt {row.attempt} lost: {who} stopped before recording it"
-                store.void_attempt(
+                ledger.void_attempt(
                     conn,
                     game_id,
                     row.attempt,
-                    store.VoidKind.WORKER_LOST,
+                    schema.VoidKind.WORKER_LOST,
                     reason,
                     params.max_attempts,
                 )
                 fleet.end_attempt(conn, game_id, row.attempt, fleet.LOST, reason)
-            claim = store.claim_game(conn, game_id)
+            claim = ledger.claim_game(conn, game_id)
             if claim is None:
                 return "failed"  # the lost attempt was its last
             fleet.begin_attempt(conn, game_id, claim.attempt, self.worker)
-            v = store.versions
-            sha = dict(
-                conn.execute(
-                    sa.select(v.c.id, v.c.archive_sha256).where(v.c.id.in_(claim.versions))
-                ).all()
-            )
+            sha = ledger.archives(conn, claim.versions)
             return claim, [sha[claim.versions[0]], sha[claim.versions[1]]]
 
-    def _record(self, claim: store.Claim, record: dict[str, Any]) -> dict[str, Any]:
-        r = store.ratings
+    def _record(self, claim: ledger.Claim, record: dict[str, Any]) -> dict[str, Any]:
         with self.db.write() as conn:
-            # the rating rows first (in id order, as record_result locks them): games sharing a
-            # version then record one after the other, so their finished_at order is the order
-            # in which their ratings changed, and a replay in that order gives the same ratings
-            conn.execute(
-                sa.select(r.c.version_id)
-                .where(r.c.variant == claim.variant, r.c.version_id.in_(claim.versions))
-                .order_by(r.c.version_id)
-                .with_for_update()
-            )
-            ok = store.record_result(conn, claim.game_id, claim.attempt, record)
+            # the rating rows first, in id order (see `ledger.lock_ratings`)
+            ledger.lock_ratings(conn, claim.variant, claim.versions)
+            ok = ledger.record_result(conn, claim.game_id, claim.attempt, record)
             fleet.end_attempt(
                 conn, claim.game_id, claim.attempt, fleet.RECORDED if ok else fleet.STALE
             )
@@ -263,20 +233,20 @@ class Slot:
         return {"status": "stale", "detail": f"attempt {claim.attempt} was no longer current"}
 
     async def _void(
-        self, claim: store.Claim, params: PlayParams, kind: store.VoidKind, reason: str
+        self, claim: ledger.Claim, params: PlayParams, kind: schema.VoidKind, reason: str
     ) -> dict[str, Any]:
         wait = self.backoff.after(kind, claim.attempt, self.jitter)
 
         def run() -> dict[str, Any]:
             with self.db.write() as conn:
-                ok = store.void_attempt(
+                ok = ledger.void_attempt(
                     conn,
                     claim.game_id,
                     claim.attempt,
                     kind,
                     reason,
                     params.max_attempts,
-                    retry_at=store.iso_at(time.time() + wait) if wait > 0 else None,
+                    retry_at=ledger.iso_at(time.time() + wait) if wait > 0 else None,
                 )
                 fleet.end_attempt(
                     conn,
@@ -284,26 +254,24 @@ class Slot:
                     claim.attempt,
                     fleet.VOIDED if ok else fleet.STALE,
                     reason,
-                    stall=kind == store.VoidKind.HOST_STALL,
+                    stall=kind == schema.VoidKind.HOST_STALL,
                 )
-                state = conn.execute(
-                    sa.select(store.games.c.state).where(store.games.c.id == claim.game_id)
-                ).scalar_one()
+                state = ledger.game_state(conn, claim.game_id)
             if not ok:
                 return {"status": "stale", "detail": reason}
-            if state == store.GameState.QUEUED:
+            if state == schema.GameState.QUEUED:
                 return {"status": "requeued", "detail": reason, "retry_in": wait}
             return {"status": "failed", "detail": reason}
 
         return await trio.to_thread.run_sync(run)
 
 
-def _blob(db: store.Database, sha: str) -> bytes | None:
+def _blob(db: Database, sha: str) -> bytes | None:
     with db.read() as conn:
-        return tourjobs.get_blob(conn, sha)
+        return mailbox.get_blob(conn, sha)
 
 
-def _published(db: store.Database) -> tuple[str | None, str | None]:
+def _published(db: Database) -> tuple[str | None, str | None]:
     with db.read() as conn:
         return fleet.get_meta(conn, fleet.SERVER_URL), fleet.get_meta(conn, fleet.WORKER_SECRET)
 
@@ -318,16 +286,16 @@ async def _play(request: dict[str, Any], sessions: SessionPool | None) -> dict[s
     return await play_one(specs, request, sessions=sessions)
 
 
-def _void_kind(reply: dict[str, Any]) -> tuple[store.VoidKind, str]:
+def _void_kind(reply: dict[str, Any]) -> tuple[schema.VoidKind, str]:
     reason = str(reply.get("reason") or reply.get("message") or f"unexpected reply {reply!r}")
-    return store.void_kind_of(reason), reason
+    return schema.void_kind_of(reason), reason
 
 
 async def main() -> None:
     from arena.tournaments.worker import encode, requests_on_stdin
 
     slot: Slot | None = None
-    db: store.Database | None = None
+    db: Database | None = None
     try:
         async with requests_on_stdin() as (nursery, incoming, stdout), incoming:
             # closed before the nursery ends: no kept bot process outlives the slot
@@ -335,7 +303,7 @@ async def main() -> None:
             try:
                 async for msg in incoming:
                     if msg["type"] == "init":
-                        db = store.Database(msg["database"], pool_size=2)
+                        db = Database(msg["database"], pool_size=2)
                         cache = BotCache(
                             Path(msg["cache"]),
                             msg.get("server"),

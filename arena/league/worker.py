@@ -30,7 +30,7 @@ is retried after `retry_wait` seconds, by whichever worker takes it; this worker
 for the server every few seconds, and takes jobs again once it answers.
 
 A worker whose games keep being voided as host stalls (its machine makes replies late; see
-arena/league/fleet.py) is told so by its heartbeat and plays fewer games at once while it is
+arena/league/db/fleet.py) is told so by its heartbeat and plays fewer games at once while it is
 degraded: a job one of its other slots takes goes straight back to the queue (`Deferred`,
 retried after `retry_wait`, by whichever worker takes it first), before the game is claimed,
 so nothing is voided or counted.
@@ -57,7 +57,9 @@ import procrastinate
 from procrastinate import exceptions as pq_exceptions
 
 from arena.errors import ArenaError
-from arena.league import fleet, queue, store, tourjobs
+from arena.league import queue, tourjobs
+from arena.league.db import fleet
+from arena.league.db.database import Database
 from arena.oversubscription import check_concurrency
 
 _ROOT = str(Path(__file__).resolve().parents[2])
@@ -288,7 +290,7 @@ def _prepare(config: WorkerConfig, name: str) -> dict[str, Any]:
     from arena.league.confinement import confinement_problem
     from arena.league.migrations import check_current
 
-    db = store.Database(config.database, pool_size=1)
+    db = Database(config.database, pool_size=1)
     try:
         try:
             check_current(db.engine)
@@ -373,7 +375,7 @@ async def _main(config: WorkerConfig) -> None:
     init = await asyncio.to_thread(_prepare, config, name)
     pool = SlotPool(config.concurrency, init)
     available = Availability()
-    db = store.Database(config.database, pool_size=1)
+    db = Database(config.database, pool_size=1)
     app = procrastinate.App(
         connector=procrastinate.PsycopgConnector(
             conninfo=queue.conninfo(config.database),
@@ -480,7 +482,7 @@ PROBE_EVERY = 2.0
 async def _offline(
     taking: asyncio.Task[Any],
     available: Availability,
-    db: store.Database,
+    db: Database,
     name: str,
     config: WorkerConfig,
 ) -> bool:
@@ -531,29 +533,29 @@ async def _answers(server: str) -> bool:
     return r.status_code < 500
 
 
-def _published_server(db: store.Database) -> str | None:
+def _published_server(db: Database) -> str | None:
     with db.read() as conn:
         return fleet.get_meta(conn, fleet.SERVER_URL)
 
 
-def _set_offline(db: store.Database, name: str, reason: str) -> None:
+def _set_offline(db: Database, name: str, reason: str) -> None:
     with db.write() as conn:
         fleet.set_offline(conn, name, reason)
 
 
-def _beat(db: store.Database, name: str, state: str) -> bool:
+def _beat(db: Database, name: str, state: str) -> bool:
     """Beat; whether the worker is degraded."""
     with db.write() as conn:
         return fleet.heartbeat(conn, name, state)
 
 
-def _stopped(db: store.Database, name: str) -> None:
+def _stopped(db: Database, name: str) -> None:
     with db.write() as conn:
         fleet.stopped(conn, name)
 
 
 async def _heartbeats(
-    db: store.Database, name: str, every: float, available: Availability, gate: Gate
+    db: Database, name: str, every: float, available: Availability, gate: Gate
 ) -> None:
     while True:
         try:

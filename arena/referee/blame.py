@@ -43,6 +43,10 @@ from dataclasses import dataclass, replace
 HOST_STALL_FRACTION = 0.5
 #: the shortest re-check the referee makes while it waits for a stalled bot (seconds)
 MIN_STEP = 0.001
+#: how long, in limits, the referee waits on past a bot's limit while the host holds the bot
+#: up: a busy bot on a crowded machine reaches its own limit at its share of a CPU, and is then
+#: flagged as it would have been alone; only a bot still held at this cap voids the game
+PATIENCE = 3.0
 
 WALL = "wall"
 CPU = "cpu"
@@ -113,6 +117,14 @@ def wall_limit(deadline: float, margin: float, clock: str, wall_cap: float) -> f
     return deadline + margin
 
 
+def hard_cap(deadline: float, margin: float, clock: str = WALL, wall_cap: float = 3.0) -> float:
+    """The wall time at which the referee stops waiting for a reply, whoever is to blame:
+    `PATIENCE` limits past the limit (at least the stall bound), so that a hung bot never
+    stalls a game and a bot the host slows down still gets to show whether it is late."""
+    cap = wall_limit(deadline, margin, clock, wall_cap)
+    return cap + max(stall_bound(deadline, margin), PATIENCE * cap)
+
+
 def judge(
     m: Measures,
     deadline: float | None,
@@ -172,10 +184,10 @@ def next_check(
 
     The earliest moment the bot's own share could pass its limit: now plus what is left of it
     (a stalled bot's own share does not grow), and under the CPU clock also the moment its CPU
-    time could pass the limit at one CPU. Never later than the hard cap, `cap + stall_bound`,
-    where the host's share is past the bound unless the bot's own is past the cap."""
+    time could pass the limit at one CPU. Never later than the hard cap, `hard_cap`, where
+    the host's share is past the bound unless the bot's own is past the cap."""
     cap = wall_limit(deadline, margin, clock, wall_cap)
-    hard = cap + stall_bound(deadline, margin)
+    hard = hard_cap(deadline, margin, clock, wall_cap)
     if m.wall >= hard:
         return None
     own = m.wall - host_share(m)

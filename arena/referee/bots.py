@@ -118,7 +118,7 @@ class BotSpec:
         """The file that identifies this bot's code: the first command word that is a file
         of the bot (its binary or script), else the program found on PATH."""
         first = self.command[0]
-        for word in self.command[1:] if _is_python(first) else self.command:
+        for word in self.command[1:] if is_python_command(first) else self.command:
             if word.startswith("-"):
                 continue
             p = Path(word) if os.path.isabs(word) else self.workdir / word
@@ -214,7 +214,7 @@ class BotSpec:
             if not self.needs_build():  # another game built it while we waited
                 return
             argv = list(self.build)
-            if _is_python(argv[0]):
+            if is_python_command(argv[0]):
                 argv[0] = sys.executable
             try:
                 proc = subprocess.run(
@@ -271,7 +271,7 @@ def _executable_candidates(command: tuple[str, ...], workdir: str) -> tuple[str,
     """The first file `executable_path` would try, as a string (none for a program on
     PATH, which `executable_path` resolves itself)."""
     first = command[0]
-    for word in command[1:] if _is_python(first) else command:
+    for word in command[1:] if is_python_command(first) else command:
         if word.startswith("-"):
             continue
         return (word if os.path.isabs(word) else os.path.join(workdir, word),)
@@ -293,7 +293,7 @@ def _build_output(command: tuple[str, ...], build: tuple[str, ...], workdir: str
         if os.path.normpath(word) in built_names:
             return os.path.normpath(os.path.join(workdir, word))
     first = command[0]
-    if "/" in first and not _is_python(first):
+    if "/" in first and not is_python_command(first):
         return os.path.normpath(os.path.join(workdir, first))
     return None
 
@@ -367,7 +367,8 @@ def _any_newer(path: str, built: int, skip: frozenset[str]) -> bool:
     return False
 
 
-def _is_python(word: str) -> bool:
+def is_python_command(word: str) -> bool:
+    """Whether a command word runs a Python interpreter (its script is the bot's program)."""
     return os.path.basename(word) in _PYTHON_NAMES or word == sys.executable
 
 
@@ -441,7 +442,7 @@ def bot_from_command(source: str) -> BotSpec:
     if "/" not in argv[0] and argv[0] not in _PYTHON_NAMES and shutil.which(argv[0]) is None:
         raise BotError(f"bot command {source!r}: {argv[0]} not found on PATH")
     script = next((w for w in argv[1:] if not w.startswith("-") and (cwd / w).is_file()), None)
-    if script is not None and (_is_python(argv[0]) or "/" not in argv[0]):
+    if script is not None and (is_python_command(argv[0]) or "/" not in argv[0]):
         name = Path(script).stem
     else:
         name = Path(argv[0]).name

@@ -24,7 +24,7 @@ from pathlib import Path
 
 import trio
 
-from arena.referee.bots import BotSpec, BuildError, _is_python
+from arena.referee.bots import BotSpec, BuildError, is_python_command
 from arena.sandbox import LaunchError, LaunchSpec, Limits, SandboxFault, launcher_for
 from arena.sandbox.process import StderrRing
 
@@ -64,7 +64,7 @@ async def build_bot(
     if not bot.build or not (force or bot.needs_build()):
         return None
     argv = list(bot.build)
-    if _is_python(argv[0]):
+    if is_python_command(argv[0]):
         argv[0] = sys.executable
     cpu = limits.cpu_seconds if limits.cpu_seconds is not None else int(time_limit) + 1
     spec = LaunchSpec(

@@ -371,8 +371,10 @@ class BotChannel(Seat):
             )
             probe = earlier is None and verdict.flagged
             earlier, earlier_at = sample, now
-            if verdict.stall or (verdict.flagged and not held and not probe):
+            if verdict.flagged and not held and not probe:
                 return True, Account(m, verdict)
+            # a host share past the bound voids the game only at the hard cap: until then the
+            # bot may still show, at its share of the CPU, that it is late by its own doing
             at = next_check(m, deadline, margin, self.clock, self.wall_cap)
             if (held or probe) and at is not None:
                 at = min(at, m.wall + HELD_STEP)

@@ -20,6 +20,9 @@ if TYPE_CHECKING:  # imported where used: the CLI reads Limits without starting 
 
 from arena.sandbox.limits import Limits
 
+#: PATH given to bots: enough to find interpreters, nothing of the arena's own environment.
+DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
+
 
 @dataclass(frozen=True)
 class LaunchSpec:

@@ -253,7 +253,7 @@ class Confinement:
     cpu_affinity: tuple[int, ...] | None = None
     new_net: bool = False
     #: with new_net: an empty network namespace to join (an open fd the child keeps until
-    #: then) instead of creating one; see process.NetnsCache
+    #: then) instead of creating one; see hostres.NetnsCache
     netns_fd: int | None = None
     new_mount: bool = False
     scratch: str | None = None  # gets a tmpfs of tmpfs_mb owned by `owner` (new_mount only)

@@ -23,6 +23,7 @@ from typing import Any
 import trio
 
 from arena.sandbox.base import (
+    DEFAULT_PATH,
     BotProcess,
     ExitInfo,
     Launcher,
@@ -31,7 +32,7 @@ from arena.sandbox.base import (
     SandboxFault,
 )
 from arena.sandbox.cpuacct import CpuCounters, counters_of
-from arena.sandbox.process import DEFAULT_PATH, StderrRing
+from arena.sandbox.process import StderrRing
 
 #: user for images that do not name a non-root user themselves (nobody:nogroup)
 DEFAULT_USER = "65534:65534"

@@ -20,37 +20,32 @@ Layers, each used when the machine gives it (`ProcessLauncher.describe()` says w
 All of it is applied by the forked child to itself before it execs the bot
 (`arena.sandbox.confine`), so the bot is contained from its first instruction and no helper
 program runs per bot.
+
+This module holds the machine's capabilities (`Capabilities`, probed once), the running bot
+(`ProcessBot`) and the launcher that puts the layers together (`ProcessLauncher`); beside it,
+each concern in its own module: the fork (spawner.py, with its spawner process zygote.py), what
+a bot takes from the host and gives back (hostres.py: scratch directories, uid leases, the
+network namespace cache, leftovers by uid, lent directories), and the paths a bot's uid cannot
+reach (exposure.py).
 """
 
 from __future__ import annotations
 
-import atexit
 import contextlib
-import dataclasses
-import errno
-import fcntl
 import functools
-import gc
 import os
-import pickle
-import re
 import resource
 import shutil
 import signal
-import socket
-import stat
 import subprocess
-import sys
 import tempfile
-import threading
-import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
 
 import trio
 
-from arena.sandbox import zygote
 from arena.sandbox.base import (
+    DEFAULT_PATH,
     BotProcess,
     ExitInfo,
     Launcher,
@@ -59,21 +54,30 @@ from arena.sandbox.base import (
     SandboxFault,
 )
 from arena.sandbox.cgroups import BotCgroup, CgroupSystem, sweep_stale
-from arena.sandbox.confine import Confinement, Exposure, exec_child
+from arena.sandbox.confine import Confinement, Exposure
+from arena.sandbox.exposure import (
+    check_files,
+    describe_exposures,
+    exposures_for,
+    unreachable_paths,
+)
+from arena.sandbox.hostres import (
+    DEFAULT_UID_BASE,
+    DEFAULT_UID_COUNT,
+    UidLease,
+    chown_tree,
+    kill_uid,
+    make_scratch,
+    netns_cache,
+    processes_of_uid,
+    reclaim_tree,
+    scratch_base,
+    sweep_stale_scratch,
+)
+from arena.sandbox.spawner import Child
 
-#: PATH given to bots: enough to find interpreters, nothing of the arena's own environment.
-DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
-#: unprivileged uids handed out to bots when the arena runs as root (one per running bot)
-DEFAULT_UID_BASE = 70000
-DEFAULT_UID_COUNT = 1000
 #: how long aclose waits for a killed tree to disappear before giving up on its cgroup
 CLEANUP_SECONDS = 3.0
-# Python >= 3.12 warns at every os.fork of a process with threads (trio's worker threads)
-# that the child may deadlock: not this one, which only makes system calls before its exec
-# (arena/sandbox/confine.py says why that is safe).
-warnings.filterwarnings(
-    "ignore", message=r"This process \(pid=\d+\) is multi-threaded", category=DeprecationWarning
-)
 
 
 class StderrRing:
@@ -159,84 +163,6 @@ def capabilities() -> Capabilities:
     return Capabilities(root, root, netns, cgroups, mountns)
 
 
-def scratch_base(mountns: bool, fresh: bool = False) -> Path:
-    """Where a bot's private temporary directory is made. With a mount namespace it is only
-    the mount point of the bot's own tmpfs, empty on the machine's side, so it goes on a
-    tmpfs too (/dev/shm, in a directory of the arena's own): made and removed there in
-    microseconds, where on a disk filesystem the removal took one to two milliseconds per
-    bot, in the arena's event loop. Without one the bot writes into it: the temporary
-    directory, as always.
-
-    Checked once per process (`fresh` checks again): once the directory is proven the
-    arena's own, nobody else can replace it (/dev/shm is sticky)."""
-    if fresh:
-        _scratch_base.cache_clear()
-    return _scratch_base(mountns)
-
-
-@functools.cache
-def _scratch_base(mountns: bool) -> Path:
-    if mountns:
-        base = Path("/dev/shm") / f"arena-scratch-{os.geteuid()}"
-        with contextlib.suppress(OSError):
-            with contextlib.suppress(FileExistsError):
-                base.mkdir(mode=0o711)
-            st = base.lstat()  # not a link or a directory someone else planted there
-            if stat.S_ISDIR(st.st_mode) and st.st_uid == os.geteuid():
-                return base
-    return Path(tempfile.gettempdir())
-
-
-_SCRATCH = re.compile(r"arena-bot-(\d+)-[A-Za-z0-9_]+")
-
-
-def sweep_stale_scratch(tmp: Path) -> int:
-    """Remove the bots' temporary directories left by arenas that died (SIGKILL) before
-    their cleanup ran; named after the arena's pid, like the cgroups. Returns how many."""
-    removed = 0
-    me = os.geteuid()
-    owners = range(DEFAULT_UID_BASE, DEFAULT_UID_BASE + DEFAULT_UID_COUNT)
-    try:
-        entries = list(os.scandir(tmp))
-    except OSError:
-        return 0
-    for entry in entries:
-        m = _SCRATCH.fullmatch(entry.name)
-        if m is None:
-            continue
-        try:
-            st = entry.stat(follow_symlinks=False)
-            if not stat.S_ISDIR(st.st_mode) or (st.st_uid != me and st.st_uid not in owners):
-                continue
-            os.kill(int(m.group(1)), 0)
-            continue  # its arena still runs
-        except ProcessLookupError:
-            pass
-        except OSError:
-            continue
-        shutil.rmtree(entry.path, ignore_errors=True)
-        removed += 1
-    return removed
-
-
-def make_scratch(mountns: bool) -> Path:
-    """A new private directory for one bot (mode 0700), named after the arena, so that the
-    next arena removes it if this one is killed. One mkdir (tempfile.mkdtemp's name
-    generator cost more than the call itself)."""
-    base = scratch_base(mountns)
-    for _ in range(100):
-        path = os.path.join(base, f"arena-bot-{os.getpid()}-{os.urandom(6).hex()}")
-        try:
-            os.mkdir(path, 0o700)
-        except FileExistsError:
-            continue
-        except FileNotFoundError:
-            base = scratch_base(mountns, fresh=True)  # the base went (a cleaner): again
-            continue
-        return Path(path)
-    raise FileExistsError(errno.EEXIST, "no unused name for a bot's temporary directory")
-
-
 def _works(**layers: bool) -> bool:
     """Does a child confined with these layers start here? (`true` in a real sandbox.)"""
     with tempfile.TemporaryDirectory(prefix="arena-probe-") as scratch:
@@ -254,269 +180,6 @@ def _works(**layers: bool) -> bool:
         return proc.wait() == 0
 
 
-# -- unique uids -----------------------------------------------------------------------------
-
-
-class UidLease:
-    """An unprivileged uid held exclusively (flock on a lock file) while one bot runs.
-
-    The lock is released by the kernel if the arena dies, so there are no stale claims, and
-    it works across arena processes running on the same machine.
-
-    The lock file also says how its last holder left the uid: `clean` when the holder proved
-    every process of it gone (its cgroup removed, or a /proc scan found none), `busy` while a
-    bot runs. Only a uid not released clean (an arena that crashed, a bot whose leftovers
-    survived, a lock file from an older arena) costs a scan of /proc before it is handed out
-    again; the common case costs none. The directory is root's and 0700: a bot cannot forge
-    the mark.
-    """
-
-    #: the same length, so that a mark is one pwrite over the other (no ftruncate: that
-    #: costs milliseconds on some filesystems)
-    CLEAN = b"clean\n"
-    BUSY = b"busy-\n"
-
-    def __init__(self, uid: int, fd: int) -> None:
-        self.uid = uid
-        self._fd: int | None = fd
-
-    @classmethod
-    def acquire(cls, base: int, count: int) -> UidLease:
-        lockdir = _uid_lock_dir()
-        # lowest first: the same few uids serve game after game and stay marked clean
-        for i in range(count):
-            uid = base + i
-            lock = f"{lockdir}/{uid}.lock"
-            try:
-                fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            except FileNotFoundError:  # the directory went: made (and checked) again
-                lockdir = _uid_lock_dir(fresh=True)
-                fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_CLOEXEC, 0o600)
-            try:
-                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-            except BlockingIOError:
-                os.close(fd)
-                continue
-            try:
-                clean = os.pread(fd, len(cls.CLEAN) + 1, 0) == cls.CLEAN
-                if not clean and processes_of_uid(uid):
-                    # a previous holder's leftovers (arena crashed): do not share a uid
-                    fcntl.flock(fd, fcntl.LOCK_UN)
-                    os.close(fd)
-                    continue
-                _mark(fd, cls.BUSY)
-            except OSError:
-                os.close(fd)
-                raise
-            return cls(uid, fd)
-        raise SandboxFault(f"all {count} sandbox uids from {base} are in use")
-
-    def release(self, clean: bool = False) -> None:
-        """Give the uid back; `clean` only when no process of it can be left (proven)."""
-        if self._fd is not None:
-            if clean:
-                with contextlib.suppress(OSError):
-                    _mark(self._fd, self.CLEAN)
-            os.close(self._fd)
-            self._fd = None
-
-
-def _uid_lock_dir(fresh: bool = False) -> str:
-    """The directory of the uid lock files, made and checked once per process (`fresh`:
-    again). /run is root's own (a bot cannot pre-create the directory there, as it could in
-    a world-writable /tmp, and hold the locks); shared by every arena on the machine."""
-    if fresh:
-        _checked_lock_dir.cache_clear()
-    return _checked_lock_dir()
-
-
-@functools.cache
-def _checked_lock_dir() -> str:
-    base_dir = "/run" if os.access("/run", os.W_OK) else tempfile.gettempdir()
-    lockdir = os.path.join(base_dir, "arena-sandbox-uids")
-    with contextlib.suppress(FileExistsError):
-        os.mkdir(lockdir, 0o700)
-    if os.stat(lockdir).st_uid != os.geteuid():
-        raise SandboxFault(f"{lockdir} belongs to someone else: remove it")
-    return lockdir
-
-
-class NetnsCache:
-    """An empty network namespace per sandbox uid, kept (as an open fd) for the uid's next
-    bots in this arena process: creating a namespace costs a bot start about half a
-    millisecond (a loopback device, its sysctl tables) and its destruction as much again in a
-    kernel worker, for every bot.
-
-    Sharing is safe because a namespace only ever holds processes of its uid, and a uid runs
-    one bot at a time (its lease): the bot's first process joins it before exec, and nothing
-    of that uid can leave it or change it (no capabilities: loopback stays down, no address,
-    route, filter or sysctl can be set). What a bot leaves there (sockets, abstract socket
-    names) goes with its processes, and the next bot of the uid gets the uid only once all of
-    them are gone (UidLease). One per arena process, like `capabilities()`: the fds are
-    kernel handles tied to this process, not state of any run.
-    """
-
-    def __init__(self) -> None:
-        self._fds: dict[int, int] = {}
-
-    def get(self, uid: int) -> int | None:
-        return self._fds.get(uid)
-
-    def keep(self, uid: int, pid: int) -> None:
-        """Keep the network namespace bot `pid` (our unreaped child, past its exec, running
-        as `uid`) created, for the uid's next bots. Nothing if it is gone already."""
-        if uid in self._fds:
-            return
-        try:
-            fd = os.open(f"/proc/{pid}/ns/net", os.O_RDONLY | os.O_CLOEXEC)
-        except OSError:
-            return
-        if fd < 3:  # the arena runs without standard streams: the child's dup2 would reuse it
-            os.close(fd)
-            return
-        self._fds[uid] = fd
-
-
-@functools.cache
-def netns_cache() -> NetnsCache:
-    return NetnsCache()
-
-
-def _mark(fd: int, text: bytes) -> None:
-    if os.pwrite(fd, text, 0) != len(text):
-        raise OSError("short write to a uid lock file")
-
-
-def processes_of_uid(uid: int) -> list[int]:
-    """Live pids whose real or effective uid is `uid` (a /proc scan: a bot's leftovers by
-    owner). Zombies are dead already and only wait for their reaper, so they do not count."""
-    found = []
-    for entry in os.scandir("/proc"):
-        if not entry.name.isdigit():
-            continue
-        try:
-            with open(f"/proc/{entry.name}/status", "rb") as f:
-                for line in f:
-                    if line.startswith(b"State:") and line.split()[1:2] == [b"Z"]:
-                        break
-                    if line.startswith(b"Uid:"):
-                        ids = line.split()[1:3]
-                        if str(uid).encode() in ids:
-                            found.append(int(entry.name))
-                        break
-        except OSError:
-            continue
-    return found
-
-
-def kill_uid(uid: int, rounds: int = 50) -> None:
-    """SIGKILL everything owned by a bot's uid, repeatedly: a fork bomb refills the table."""
-    for _ in range(rounds):
-        pids = processes_of_uid(uid)
-        if not pids:
-            return
-        for pid in pids:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.kill(pid, signal.SIGKILL)
-
-
-def _first_blocked(
-    path: Path | str, uid: int, gid: int, stats: dict[str, os.stat_result | None] | None = None
-) -> Path | None:
-    """The first component on the way to `path` (or `path` itself) that `uid` cannot
-    traverse, list or read; None if it can reach all of it. The path as named and as
-    resolved: a symlink (a virtual environment's interpreter) is reached through both.
-
-    Strings and `os.stat` (every bot start walks its paths: pathlib cost more than the system
-    calls); `stats` shares the stat of a component between the paths of one start."""
-    if stats is None:
-        stats = {}
-    named = os.path.abspath(path)
-    for leaf in dict.fromkeys([named, os.path.realpath(named)]):
-        parts = leaf.split("/")
-        for i in range(1, len(parts) + 1):
-            p = "/".join(parts[:i]) or "/"
-            if i < len(parts) and not parts[i]:
-                continue  # the root's own empty name
-            if p not in stats:
-                try:
-                    stats[p] = os.stat(p)
-                except OSError:
-                    stats[p] = None
-            if _mode_blocks(stats[p], p == leaf, uid, gid):
-                return Path(p)
-    return None
-
-
-def _mode_blocks(st: os.stat_result | None, is_leaf: bool, uid: int, gid: int) -> bool:
-    """Do these mode bits (of a path's leaf or of a directory on its way) stop `uid`?"""
-    if st is None:
-        return True
-    if is_leaf and not stat.S_ISDIR(st.st_mode):
-        need = stat.S_IROTH
-    else:
-        need = stat.S_IXOTH | (stat.S_IROTH if is_leaf else 0)
-    if st.st_uid == uid:
-        need <<= 6
-    elif st.st_gid == gid:
-        need <<= 3
-    return st.st_mode & need != need
-
-
-def _component_blocked(p: Path, leaf: Path, uid: int, gid: int) -> bool:
-    """Do p's own mode bits stop `uid` on its way to `leaf` (p is leaf or an ancestor)?"""
-    try:
-        st: os.stat_result | None = os.stat(p)
-    except OSError:
-        st = None
-    return _mode_blocks(st, p == leaf, uid, gid)
-
-
-def exposures_for(paths: list[Path], uid: int) -> tuple[Exposure, ...] | None:
-    """How to make `paths` reachable by `uid` in its mount namespace without touching the
-    machine: for each directory it cannot traverse (say /root, 0700, holding a pyenv
-    interpreter), cover that directory with an empty tmpfs and bind back only the entries
-    on the way to the paths (/root/.pyenv). None if that is not enough (a blocked directory
-    below the entry, a file it cannot read): the caller then keeps the arena's uid.
-
-    Each path counts as named and as resolved: a virtual environment's interpreter is a
-    symlink to the base interpreter, and Python finds the environment (its `pyvenv.cfg`,
-    its site-packages) beside the name it was started by, so both must be reachable."""
-    covers: dict[Path, set[str]] = {}
-    named = [Path(os.path.abspath(p)) for p in paths]
-    for path in dict.fromkeys([*named, *(p.resolve() for p in named)]):
-        for _ in range(8):  # each round covers one directory more, a cover at a time
-            blocked = _first_blocked_under(path, uid, covers)
-            if blocked is None:
-                break
-            if blocked == path or not blocked.is_dir():
-                return None  # the path itself is unreadable: nothing to expose
-            entry = path.relative_to(blocked).parts[0]
-            covers.setdefault(blocked, set()).add(entry)
-        else:
-            return None
-    # parents first: a cover inside another cover's entry must be mounted after it
-    return tuple(
-        Exposure(str(d), tuple(sorted(names)))
-        for d, names in sorted(covers.items(), key=lambda kv: len(kv[0].parts))
-    )
-
-
-def _first_blocked_under(path: Path, uid: int, covers: dict[Path, set[str]]) -> Path | None:
-    """Like _first_blocked, but a covered directory is traversable (its tmpfs is 0755) on
-    the way to one of its exposed entries, and only there."""
-    for p in [*reversed(path.parents), path]:
-        names = covers.get(p)
-        if names is not None:
-            rest = path.relative_to(p).parts
-            if rest and rest[0] in names:
-                continue
-            return p
-        if _component_blocked(p, path, uid, uid):
-            return p
-    return None
-
-
 # -- the running bot -------------------------------------------------------------------------
 
 
@@ -526,7 +189,7 @@ class ProcessBot(BotProcess):
     def __init__(
         self,
         spec: LaunchSpec,
-        proc: _Child,
+        proc: Child,
         scratch: Path,
         cgroup: BotCgroup | None,
         lease: UidLease | None,
@@ -710,7 +373,7 @@ class ProcessLauncher(Launcher):
     def check(self, spec: LaunchSpec) -> None:
         if not spec.command:
             raise LaunchError(f"bot {spec.name}: empty command")
-        _check_files(spec)
+        check_files(spec)
 
     async def start(self, spec: LaunchSpec, nursery: trio.Nursery) -> BotProcess:
         if not spec.command:
@@ -720,13 +383,13 @@ class ProcessLauncher(Launcher):
             # probed once per process (it runs programs): in a thread the first time only
             probed = capabilities.cache_info().currsize > 0
             caps = capabilities() if probed else await trio.to_thread.run_sync(capabilities)
-        workdir = _check_files(spec)
+        workdir = check_files(spec)
         notes: list[str] = []
         lease = None
         exposures: tuple[Exposure, ...] = ()
         if caps.uids:
             lease = UidLease.acquire(self.uid_base, self.uid_count)
-            blocked = _unreachable_paths(spec, workdir, lease.uid)
+            blocked = unreachable_paths(spec, workdir, lease.uid)
             if blocked and caps.mountns:
                 # usually an interpreter under /root (pyenv): show the bot just that
                 needed = [*blocked, Path(tempfile.gettempdir())]
@@ -734,7 +397,7 @@ class ProcessLauncher(Launcher):
                 if exposed is not None:
                     blocked = []
                     exposures = exposed
-                    notes.append("exposed: " + ", ".join(_describe(exposed)))
+                    notes.append("exposed: " + ", ".join(describe_exposures(exposed)))
             if blocked:
                 # e.g. a bot under /root or a 0700 pytest tmp dir: run it with the arena's
                 # own uid rather than fail, and say so (docs/security.md)
@@ -786,7 +449,7 @@ class ProcessLauncher(Launcher):
                 drop_capabilities=caps.uids,
                 cap_last=_cap_last(),
             )
-            child = await _Child.spawn(list(spec.command), scrubbed_env(spec, cwd, scratch), plan)
+            child = await Child.spawn(list(spec.command), scrubbed_env(spec, cwd, scratch), plan)
             if netns is not None and lease is not None and plan.netns_fd is None:
                 netns.keep(lease.uid, child.pid)
         except BaseException as exc:
@@ -810,362 +473,6 @@ class ProcessLauncher(Launcher):
         nursery.start_soon(bot._drain_stderr)
         nursery.start_soon(bot._watch_exit)
         return bot
-
-
-class _Child:
-    """The bot's main process: forked from trio's own thread, confined and exec'd by itself,
-    its pipes as trio streams, its exit awaited on a pidfd.
-
-    Not `trio.lowlevel.open_process`: that forks from a worker thread, and the bot's
-    parent-death signal fires when the thread that forked it exits, which trio's idle worker
-    threads do after ten seconds: the bot would be killed mid-game. Not `subprocess.Popen`
-    either: with a `preexec_fn` it blocks the event loop until the child has exec'd (the
-    fork, the child's confinement and the exec: about 4 ms per bot), so the two bots of a game
-    started one after the other. Here the event loop is held for the fork only (a fraction of
-    a millisecond); the child confines itself and execs while the loop goes on (the other
-    bot's start, on another core), and the exec's outcome is awaited on a close-on-exec pipe:
-    end of file is success, bytes are the child's report of what failed.
-    """
-
-    def __init__(self, pid: int, stdin: int, stdout: int, stderr: int) -> None:
-        self.pid = pid
-        self.returncode: int | None = None
-        self._pidfd: int | None = os.pidfd_open(pid)
-        self.stdin = trio.lowlevel.FdStream(stdin)
-        self.stdout = trio.lowlevel.FdStream(stdout)
-        self.stderr = trio.lowlevel.FdStream(stderr)
-        self._lock = trio.Lock()
-
-    @classmethod
-    async def spawn(cls, argv: list[str], env: dict[str, str], plan: Confinement) -> _Child:
-        """Fork, confine and exec `argv`. Raises OSError or SubprocessError (with the child's
-        own words) when the confinement or the exec failed; nothing is left running then."""
-        program = os.fsencode(argv[0])
-        if os.path.dirname(program):
-            candidates: tuple[bytes, ...] = (program,)
-        else:
-            candidates = tuple(os.path.join(os.fsencode(d), program) for d in os.get_exec_path(env))
-        fds = [*os.pipe2(os.O_CLOEXEC), *os.pipe2(os.O_CLOEXEC), *os.pipe2(os.O_CLOEXEC)]
-        in_r, in_w, out_r, out_w, err_r, err_w = fds
-        report_r, report_w = os.pipe2(os.O_CLOEXEC)
-        spawner = _spawner()
-        try:
-            std = (in_r, out_w, err_w)
-            pid = None
-            if spawner is not None:
-                pid = await spawner.spawn(argv, candidates, env, plan, std, report_w)
-            if pid is None:
-                pid = _fork(argv, candidates, env, plan, std, report_w)
-        except BaseException:
-            for fd in (*fds, report_r, report_w):
-                os.close(fd)
-            raise
-        for fd in (in_r, out_w, err_w, report_w):
-            os.close(fd)
-        try:
-            report = await _read_to_end(report_r)
-        except BaseException:
-            _kill_and_reap(pid)
-            for fd in (in_w, out_r, err_r):
-                os.close(fd)
-            raise
-        if report:
-            _kill_and_reap(pid)
-            for fd in (in_w, out_r, err_r):
-                os.close(fd)
-            kind, _, rest = report.decode(errors="replace").partition(":")
-            number, _, message = rest.partition(":")
-            if kind == "exec" and number.isdigit():
-                raise OSError(int(number), f"{message}: {argv[0]}")
-            raise subprocess.SubprocessError(f"the bot's confinement failed: {message}")
-        try:
-            return cls(pid, in_w, out_r, err_r)
-        except BaseException:
-            _kill_and_reap(pid)
-            raise
-
-    async def wait(self) -> int:
-        async with self._lock:
-            while self.returncode is None:
-                assert self._pidfd is not None
-                await trio.lowlevel.wait_readable(self._pidfd)
-                self._poll()
-            if self._pidfd is not None:
-                os.close(self._pidfd)
-                self._pidfd = None
-        return self.returncode
-
-    def _poll(self) -> None:
-        if self.returncode is None:
-            with contextlib.suppress(ChildProcessError):
-                pid, status = os.waitpid(self.pid, os.WNOHANG)
-                if pid == self.pid:
-                    self.returncode = os.waitstatus_to_exitcode(status)
-
-    def kill(self) -> None:
-        """SIGKILL, unless already reaped (then the pid may belong to someone else)."""
-        if self.returncode is None and self._pidfd is not None:
-            with contextlib.suppress(ProcessLookupError):
-                signal.pidfd_send_signal(self._pidfd, signal.SIGKILL)
-
-
-def _fork(
-    argv: list[str],
-    candidates: tuple[bytes, ...],
-    env: dict[str, str],
-    plan: Confinement,
-    std: tuple[int, int, int],
-    report: int,
-) -> int:
-    """Fork the bot from this process (where no spawner serves it)."""
-    gc_enabled = gc.isenabled()
-    gc.disable()  # no collection in the child: it would touch (copy) every object
-    try:
-        pid = os.fork()
-        if pid == 0:  # the child: never returns
-            exec_child(argv, candidates, env, plan, std, report)
-    finally:
-        if gc_enabled:
-            gc.enable()
-    return pid
-
-
-#: seconds the spawner has to answer a request (it forks at once: milliseconds)
-SPAWNER_SECONDS = 10.0
-
-
-class _Spawner:
-    """The arena's end of its bot spawner (arena/sandbox/zygote.py): a process that forks
-    the bots as children of this one, so that this process's heap is neither copied nor
-    write-protected at every bot start."""
-
-    def __init__(self) -> None:
-        root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (root, env.get("PYTHONPATH")) if p)
-        self.sock, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        try:
-            code = "from arena.sandbox.zygote import main; main()"
-            self.proc = subprocess.Popen(
-                [sys.executable, "-S", "-c", code, str(theirs.fileno()), str(os.getpid())],
-                pass_fds=[theirs.fileno()],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                env=env,
-            )
-        except BaseException:
-            self.sock.close()
-            raise
-        finally:
-            theirs.close()
-        self.sock.setblocking(False)
-        self.broken = False
-        self.ready = False  # it says so on its socket once it serves (zygote.READY)
-        atexit.register(self.close)
-
-    def serving(self) -> bool:
-        """Ready to take requests (checked without waiting: until then, bots are forked
-        here, so that nothing waits for the spawner's own start)."""
-        if not self.ready and not self.broken:
-            try:
-                said = self.sock.recv(16)
-            except BlockingIOError:
-                return False
-            except OSError:
-                said = b""
-            if said != zygote.READY:
-                self.close()  # it died at its start: this process forks its bots itself
-                return False
-            self.ready = True
-        return self.ready and not self.broken
-
-    async def spawn(
-        self,
-        argv: list[str],
-        candidates: tuple[bytes, ...],
-        env: dict[str, str],
-        plan: Confinement,
-        std: tuple[int, int, int],
-        report: int,
-    ) -> int | None:
-        """The bot's pid (our child), or None if the spawner cannot take the request (the
-        caller forks instead). Raises OSError if the spawner failed while it had it (the
-        arena's failure: the game is void; the bot, if it was forked, dies with its cgroup)."""
-        if self.broken:
-            return None
-        fds = [*std, report] + ([plan.netns_fd] if plan.netns_fd is not None else [])
-        payload = pickle.dumps((argv, candidates, env, dataclasses.replace(plan, netns_fd=None)))
-        mine, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
-        try:
-            try:
-                zygote.send_request(self.sock, payload, [theirs.fileno(), *fds])
-            except OSError as exc:
-                if exc.errno not in (errno.EAGAIN, errno.EMSGSIZE, errno.ENOBUFS):
-                    self.close()  # gone: this process forks its bots from now on
-                return None
-            theirs.close()
-            # shielded (a fork takes milliseconds): once it has the request, the spawner forks,
-            # and a bot that was forked must not go unnoticed
-            deadline = trio.current_time() + SPAWNER_SECONDS
-            with trio.CancelScope(shield=True, deadline=deadline):
-                await trio.lowlevel.wait_readable(mine)
-            try:
-                answer = mine.recv(256).decode(errors="replace")
-            except OSError:
-                answer = ""
-        finally:
-            mine.close()
-            theirs.close()
-        if answer.isdigit():
-            return int(answer)
-        if answer.startswith("error:"):
-            number, _, text = answer[6:].partition(":")
-            raise OSError(int(number) if number.isdigit() else 0, f"bot spawner: {text}")
-        self.close()  # it died or hangs: stopped for good, and the start fails
-        raise OSError(errno.EIO, "the bot spawner failed")
-
-    def close(self) -> None:
-        if not self.broken:
-            self.broken = True
-            self.sock.close()  # it exits when it sees the end of its socket
-            with contextlib.suppress(OSError):
-                self.proc.kill()
-            with contextlib.suppress(subprocess.TimeoutExpired):
-                self.proc.wait(1.0)
-
-
-@functools.cache
-def _spawner_of(pid: int, thread: int) -> _Spawner | None:
-    """One spawner per arena process and thread: a bot's parent-death signal fires when the
-    thread that forked its parent (the spawner) exits, so a spawner serves the thread that
-    started it only. None where the machine gives none (ARENA_NO_SPAWNER set, an architecture
-    whose clone(2) is not known, no way to start it)."""
-    if os.environ.get("ARENA_NO_SPAWNER") or zygote.clone_number() is None:
-        return None
-    try:
-        return _Spawner()
-    except OSError:
-        return None
-
-
-def start_spawner() -> None:
-    """Start this thread's bot spawner now (in the background: its interpreter's start takes
-    tens of milliseconds) rather than with the first bot: for processes that start bots game
-    after game."""
-    _spawner_of(os.getpid(), threading.get_ident())
-
-
-def _spawner() -> _Spawner | None:
-    """This thread's spawner if it is serving (started, if need be, for the next bots)."""
-    spawner = _spawner_of(os.getpid(), threading.get_ident())
-    return spawner if spawner is not None and spawner.serving() else None
-
-
-async def _read_to_end(fd: int) -> bytes:
-    """Everything written to a pipe until its last writer closes it; closes `fd`."""
-    chunks = []
-    try:
-        while True:
-            await trio.lowlevel.wait_readable(fd)
-            data = os.read(fd, 4096)
-            if not data:
-                return b"".join(chunks)
-            chunks.append(data)
-    finally:
-        os.close(fd)
-
-
-def _kill_and_reap(pid: int) -> None:
-    """A child that failed before (or while) exec'ing: it exits at once or is killed."""
-    with contextlib.suppress(ProcessLookupError):
-        os.kill(pid, signal.SIGKILL)
-    with contextlib.suppress(ChildProcessError):
-        os.waitpid(pid, 0)
-
-
-def chown_tree(top: Path, uid: int) -> None:
-    """Give `top` and everything under it to `uid` (and its group), never following a link:
-    what a build left there (links to anywhere) is changed itself, not what it points to."""
-    os.chown(top, uid, uid, follow_symlinks=False)
-    for dirpath, dirnames, filenames in os.walk(top):
-        for name in dirnames + filenames:
-            with contextlib.suppress(FileNotFoundError):
-                os.chown(os.path.join(dirpath, name), uid, uid, follow_symlinks=False)
-
-
-def reclaim_tree(top: Path) -> None:
-    """Take a lent directory back: owned by the arena again, and every mode normalised
-    (directories 0755, files 0644 or 0755 when the owner could execute them: no setuid,
-    setgid, sticky or group/other write bit). A bot that later runs from it can read all of
-    it under a uid of its own, so no file a build made unreadable (chmod 700) can make the
-    launcher fall back to the arena's uid."""
-    chown_tree(top, os.geteuid())
-    for dirpath, dirnames, filenames in os.walk(top):
-        for name in [*dirnames, *filenames, None]:
-            path = dirpath if name is None else os.path.join(dirpath, name)
-            with contextlib.suppress(FileNotFoundError):
-                st = os.lstat(path)
-                if stat.S_ISLNK(st.st_mode):
-                    continue
-                wanted = 0o755 if stat.S_ISDIR(st.st_mode) or st.st_mode & stat.S_IXUSR else 0o644
-                if stat.S_IMODE(st.st_mode) != wanted:
-                    os.chmod(path, wanted)
-
-
-def _describe(exposures: tuple[Exposure, ...]) -> list[str]:
-    return [f"{os.path.join(e.directory, n)}" for e in exposures for n in e.names]
-
-
-def _unreachable_paths(spec: LaunchSpec, workdir: Path | None, uid: int) -> list[Path]:
-    """The bot's own files (workdir, program, command words naming existing files) that `uid`
-    could not reach. The program counts although setpriv could exec it anyway: an interpreter
-    under /root (pyenv) would start but could not read its own library as another uid.
-
-    Walked at every start (a few stat calls on strings, each component once): exact, so a
-    bot's directory made unreachable between two games is seen at the next start."""
-    wd = str(workdir) if workdir is not None else None
-    paths = [wd] if wd is not None else []
-    prog = spec.command[0]
-    if "/" in prog:
-        exe: str | None = prog if os.path.isabs(prog) or wd is None else os.path.join(wd, prog)
-    else:
-        exe = shutil.which(prog, path=spec.env.get("PATH", DEFAULT_PATH))
-    if exe is not None and os.path.exists(exe):
-        paths.append(exe)  # _first_blocked also walks its resolved path
-    for word in spec.command[1:]:
-        if "/" in word and not word.startswith("-"):
-            p = word if os.path.isabs(word) or wd is None else os.path.join(wd, word)
-            if os.path.exists(p):
-                paths.append(p)
-    stats: dict[str, os.stat_result | None] = {}
-    return [Path(p) for p in paths if _first_blocked(p, uid, uid, stats) is not None]
-
-
-def _check_files(spec: LaunchSpec) -> Path | None:
-    """The bot's working directory (None: none of its own), after checking that it and the
-    program exist: a missing one is the bot's fault, reported before anything starts."""
-    workdir = Path(spec.workdir) if spec.workdir is not None else None
-    if workdir is not None and not os.path.isdir(workdir):
-        raise LaunchError(f"bot {spec.name}: working directory {workdir} does not exist")
-    _check_executable(spec, workdir)
-    return workdir
-
-
-def _check_executable(spec: LaunchSpec, workdir: Path | None) -> None:
-    """A missing program is the bot's fault, reported before anything is started."""
-    prog = spec.command[0]
-    if "/" in prog:
-        path = prog
-        if not os.path.isabs(path):
-            if workdir is None:
-                raise LaunchError(f"bot {spec.name}: relative command {prog} needs a workdir")
-            path = os.path.join(workdir, path)
-        if not os.path.isfile(path):
-            raise LaunchError(f"bot {spec.name}: cannot start {prog}: no such file")
-        if not os.access(path, os.X_OK):
-            raise LaunchError(f"bot {spec.name}: cannot start {prog}: not executable")
-    elif shutil.which(prog, path=spec.env.get("PATH", DEFAULT_PATH)) is None:
-        raise LaunchError(f"bot {spec.name}: cannot start {prog}: not found in PATH")
 
 
 def _rlimits(

@@ -19,7 +19,7 @@ passed. The reply is the pid, on a socket private to the request.
 It starts in the background: until it says it is ready, the arena forks its bots itself,
 so a single game (`arena match`) never waits for it. The spawner serves the arena thread that
 started it only (the bot's parent-death signal
-fires when the thread that forked its parent exits; see arena/sandbox/process.py). It exits
+fires when the thread that forked its parent exits; see arena/sandbox/spawner.py). It exits
 when the arena closes its socket, or dies (SIGKILL as parent-death signal).
 """
 

@@ -2,7 +2,9 @@
 
 Every problem is reported as one `ConfigError` naming the file, the key and what is wrong,
 because a tournament is usually started and left alone: a typo must fail at once, not after an
-hour of games. The format is documented key by key in docs/tournament.md.
+hour of games. The format is documented key by key in docs/tournament.md. The checker and
+the words a league's settings share (time controls, the games list) are
+arena/tournaments/checks.py; a format's own per-bot keys come from arena/tournaments/formats.py.
 
 Paths (bot manifests, the results file) are relative to the config file's directory, so a
 config works the same whatever directory `arena tournament run` is started from.
@@ -21,15 +23,24 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from arena.errors import ArenaError
 from arena.games.base import MAX_TURNS
 from arena.oversubscription import available_cpus
-from arena.referee.clock import CLOCKS, TimeControl, TimeControlError
+from arena.referee.clock import TimeControl
 from arena.sandbox import Limits, LimitsError
+from arena.tournaments.checks import (
+    Checker,
+    ConfigError,
+    GameEntry,
+    read_games,
+    read_openings,
+    read_time_control,
+    replace_clock,
+    show,
+)
+from arena.tournaments.formats import FORMATS, bot_keys
 from arena.tournaments.sprt import SprtError, SprtParams
 from protocol.messages import SEED_MAX
 
-ALL_GAMES: tuple[str, ...] = ("papagra", "wrigglers", "stripes", "quadraphages", "hexaphage")
 ISOLATIONS: tuple[str, ...] = ("process", "docker")
 
 _TOP_KEYS = (
@@ -53,19 +64,13 @@ _TOP_KEYS = (
     "reuse",
     "database",
 )
-_BOT_KEYS = ("path", "command", "name", "challenger", "time_control", "args", "env", "options")
+#: a bot table's keys; the formats' flags (`challenger`) come from arena/tournaments/formats.py
+_BOT_KEYS = ("path", "command", "name", *bot_keys(), "time_control", "args", "env", "options")
 _SPRT_KEYS = ("elo0", "elo1", "alpha", "beta", "model")
-_TC_KEYS = ("startup", "base", "increment", "move_time", "margin", "clock", "wall_cap")
-#: the numbers of a time control table (`clock` is a word)
-_TC_NUMBERS = ("startup", "base", "increment", "move_time", "margin", "wall_cap")
 
 
 #: bounds that keep a typo from building a schedule of billions of games
 MAX_ROUNDS = 10_000
-
-
-class ConfigError(ArenaError):
-    """A bad tournament config; the message names the file and the key."""
 
 
 @dataclass(frozen=True)
@@ -108,30 +113,6 @@ class BotEntry:
             "challenger": self.challenger,
             **self.settings(),
         }
-
-
-@dataclass(frozen=True)
-class GameEntry:
-    """One game variant with its options; `label` identifies it in ids and reports.
-
-    `openings` are the checked openings of the entry's openings file (`openings_file`); none
-    means random legal openings (arena/tournaments/schedule.py).
-    """
-
-    name: str
-    options: Mapping[str, Any]
-    label: str
-    openings: tuple[tuple[tuple[str, ...], ...], ...] = field(default=(), hash=False)
-    openings_file: str | None = None
-
-    def settings(self) -> dict[str, Any]:
-        """What this game's conditions depend on (part of the tournament's identity)."""
-        from arena.tournaments.openings import digest
-
-        out: dict[str, Any] = {"name": self.name, "options": dict(self.options)}
-        if self.openings:
-            out["openings"] = digest(self.openings)
-        return out
 
 
 @dataclass(frozen=True)
@@ -249,149 +230,39 @@ class TournamentConfig:
         }
 
 
-# --- validation helpers -----------------------------------------------------------------------
-
-
-class _Checker:
-    """Collects the file name so every error reads `FILE: key 'k': problem`."""
-
-    def __init__(self, where: str) -> None:
-        self.where = where
-
-    def fail(self, key: str, problem: str) -> ConfigError:
-        return ConfigError(f"{self.where}: key '{key}': {problem}")
-
-    def integer(self, key: str, value: Any, lo: int | None = None, hi: int | None = None) -> int:
-        if isinstance(value, bool) or not isinstance(value, int):
-            raise self.fail(key, f"expected an integer, got {_show(value)}")
-        if lo is not None and value < lo:
-            raise self.fail(key, f"must be at least {lo}, got {value}")
-        if hi is not None and value > hi:
-            raise self.fail(key, f"must be at most {hi}, got {value}")
-        return value
-
-    def number(self, key: str, value: Any, positive: bool = False) -> float:
-        if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.fail(key, f"expected a number of seconds, got {_show(value)}")
-        x = float(value)
-        if not math.isfinite(x) or x < 0 or (positive and x == 0):
-            need = "greater than 0" if positive else "at least 0"
-            raise self.fail(key, f"must be {need}, got {value}")
-        return x
-
-    def string(self, key: str, value: Any) -> str:
-        if not isinstance(value, str) or not value.strip():
-            raise self.fail(key, f"expected a non-empty string, got {_show(value)}")
-        return value
-
-    def boolean(self, key: str, value: Any) -> bool:
-        if not isinstance(value, bool):
-            raise self.fail(key, f"expected true or false, got {_show(value)}")
-        return value
-
-    def table(self, key: str, value: Any, allowed: tuple[str, ...]) -> Mapping[str, Any]:
-        if not isinstance(value, Mapping):
-            raise self.fail(key, f"expected a table, got {_show(value)}")
-        for k in value:
-            if k not in allowed:
-                raise self.fail(
-                    f"{key}.{k}" if key else k, f"unknown key (valid keys: {', '.join(allowed)})"
-                )
-        return value
-
-
-def _show(value: Any) -> str:
-    if isinstance(value, Mapping):
-        return "a table"
-    if isinstance(value, list):
-        return "a list"
-    return repr(value)
-
-
-def _time_control(
-    c: _Checker, raw: Any, key: str = "time_control", clock: Any = None
-) -> TimeControl:
-    """A time control: "BASE+INC" or a table; `clock` is a sibling `clock = "cpu"` key (the
-    table may say `clock` itself, not both)."""
-    tc = _time_control_only(c, raw, key)
-    if clock is None:
-        return tc
-    if isinstance(raw, Mapping) and "clock" in raw:
-        raise c.fail("clock", f"the clock is set in {key} already")
-    return dataclasses.replace(tc, clock=_clock(c, "clock", clock))
-
-
-def replace_clock(tc: TimeControl, clock: str) -> TimeControl:
-    return dataclasses.replace(tc, clock=clock)
-
-
-def _clock(c: _Checker, key: str, value: Any) -> str:
-    if value not in CLOCKS:
-        raise c.fail(key, f"expected one of {', '.join(CLOCKS)}, got {_show(value)}")
-    return str(value)
-
-
-def _time_control_only(c: _Checker, raw: Any, key: str) -> TimeControl:
-    if raw is None:
-        return TimeControl(base=10.0, increment=0.1)
-    if isinstance(raw, str):
-        try:
-            return TimeControl.parse(raw)
-        except TimeControlError as e:
-            if "at most" in str(e):
-                raise c.fail(key, str(e).removeprefix("time control: ")) from None
-            raise c.fail(
-                key, f'expected BASE+INCREMENT in seconds like "5+0.05", got {raw!r}'
-            ) from None
-    t = c.table(key, raw, _TC_KEYS)
-    kw: dict[str, Any] = {}
-    for k in _TC_NUMBERS:
-        if k in t:
-            kw[k] = c.number(f"{key}.{k}", t[k], positive=k in ("startup", "base", "move_time"))
-    if "clock" in t:
-        kw["clock"] = _clock(c, f"{key}.clock", t["clock"])
-    if kw.get("base") is None and "increment" in kw:
-        raise c.fail(f"{key}.increment", f"needs {key}.base (a Fischer clock)")
-    if kw.get("base") is None and kw.get("move_time") is None:
-        raise c.fail(key, "set base (Fischer clock) or move_time (or both)")
-    try:
-        return TimeControl(**kw)
-    except TimeControlError as e:
-        raise c.fail(key, str(e).removeprefix("time control: ")) from None
-
-
-def _bot_settings(c: _Checker, key: str, t: Mapping[str, Any]) -> dict[str, Any]:
+def _bot_settings(c: Checker, key: str, t: Mapping[str, Any]) -> dict[str, Any]:
     """The per-entry settings of a bot table (see BotEntry)."""
     out: dict[str, Any] = {}
-    if "challenger" in t:
-        out["challenger"] = c.boolean(f"{key}.challenger", t["challenger"])
+    for flag in bot_keys():
+        if flag in t:
+            out[flag] = c.boolean(f"{key}.{flag}", t[flag])
     if "time_control" in t:
-        out["time_control"] = _time_control(c, t["time_control"], f"{key}.time_control")
+        out["time_control"] = read_time_control(c, t["time_control"], f"{key}.time_control")
     if "args" in t:
         args = t["args"]
         if not isinstance(args, list) or not all(isinstance(a, str) for a in args):
-            raise c.fail(f"{key}.args", f"expected a list of strings, got {_show(args)}")
+            raise c.fail(f"{key}.args", f"expected a list of strings, got {show(args)}")
         out["args"] = tuple(args)
     if "env" in t:
         env = t["env"]
         if not isinstance(env, Mapping) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in env.items()
         ):
-            raise c.fail(f"{key}.env", f"expected a table of strings, got {_show(env)}")
+            raise c.fail(f"{key}.env", f"expected a table of strings, got {show(env)}")
         out["env"] = tuple(sorted(env.items()))
     if "options" in t:
         options = t["options"]
         if not isinstance(options, Mapping):
-            raise c.fail(f"{key}.options", f"expected a table of bot options, got {_show(options)}")
+            raise c.fail(f"{key}.options", f"expected a table of bot options, got {show(options)}")
         out["options"] = dict(options)
     return out
 
 
-def _bots(c: _Checker, raw: Any, base_dir: Path) -> tuple[BotEntry, ...]:
+def _bots(c: Checker, raw: Any, base_dir: Path) -> tuple[BotEntry, ...]:
     if raw is None:
         raise c.fail("bots", "missing: list at least two bots (manifest paths)")
     if not isinstance(raw, list):
-        raise c.fail("bots", f"expected a list of bot manifest paths, got {_show(raw)}")
+        raise c.fail("bots", f"expected a list of bot manifest paths, got {show(raw)}")
     out: list[BotEntry] = []
     for i, item in enumerate(raw):
         key = f"bots[{i}]"
@@ -409,7 +280,7 @@ def _bots(c: _Checker, raw: Any, base_dir: Path) -> tuple[BotEntry, ...]:
                 alias = c.string(f"{key}.name", t["name"])
             settings = _bot_settings(c, key, t)
         else:
-            raise c.fail(key, f"expected a manifest path or a table, got {_show(item)}")
+            raise c.fail(key, f"expected a manifest path or a table, got {show(item)}")
         if command is not None:
             source = c.string(f"{key}.command", command)
             out.append(BotEntry(source, alias, is_command=True, **settings))
@@ -429,79 +300,6 @@ def _bots(c: _Checker, raw: Any, base_dir: Path) -> tuple[BotEntry, ...]:
     if dup:
         raise c.fail("bots", f"duplicate bot name {sorted(dup)[0]!r}")
     return tuple(out)
-
-
-def _games(c: _Checker, raw: Any, base_dir: Path) -> tuple[GameEntry, ...]:
-    if raw is None:
-        raw = list(ALL_GAMES)
-    if not isinstance(raw, list) or not raw:
-        raise c.fail(
-            "games", f"expected a non-empty list of game names or tables, got {_show(raw)}"
-        )
-    out: list[GameEntry] = []
-    for i, item in enumerate(raw):
-        key = f"games[{i}]"
-        openings_file = None
-        if isinstance(item, str):
-            name, options, label = item, {}, item
-        elif isinstance(item, Mapping):
-            t = c.table(key, item, ("name", "options", "label", "openings"))
-            if "openings" in t:
-                openings_file = c.string(f"{key}.openings", t["openings"])
-            if "name" not in t:
-                raise c.fail(f"{key}.name", f"missing (one of: {', '.join(ALL_GAMES)})")
-            name = c.string(f"{key}.name", t["name"])
-            options = t.get("options", {})
-            if not isinstance(options, Mapping):
-                raise c.fail(
-                    f"{key}.options", f"expected a table of game options, got {_show(options)}"
-                )
-            label = c.string(f"{key}.label", t.get("label", name))
-        else:
-            raise c.fail(key, f"expected a game name or a table, got {_show(item)}")
-        if name not in ALL_GAMES:
-            raise c.fail(key, f"unknown game {name!r} (valid games: {', '.join(ALL_GAMES)})")
-        if not all(ch.isalnum() or ch in "-_" for ch in label):
-            raise c.fail(f"{key}.label", f"use letters, digits, '-' and '_' only, got {label!r}")
-        options = dict(options)
-        _check_game_options(c, key, name, options)
-        openings: tuple = ()
-        if openings_file is not None:
-            path = Path(openings_file).expanduser()
-            path = Path(os.path.normpath(path if path.is_absolute() else base_dir / path))
-            openings_file = str(path)
-            openings = _load_openings(c, f"{key}.openings", path, name, options)
-        out.append(GameEntry(name, options, label, openings, openings_file))
-    labels = [g.label for g in out]
-    dup = {lab for lab in labels if labels.count(lab) > 1}
-    if dup:
-        raise c.fail(
-            "games", f"game {sorted(dup)[0]!r} listed twice; give each entry a distinct 'label'"
-        )
-    return tuple(out)
-
-
-def _load_openings(c: _Checker, key: str, path: Path, name: str, options: dict[str, Any]) -> tuple:
-    from arena.tournaments.openings import OpeningError, load_openings
-
-    try:
-        return load_openings(path, name, options)
-    except OpeningError as e:
-        raise c.fail(key, str(e)) from None
-
-
-def _check_game_options(c: _Checker, key: str, name: str, options: dict[str, Any]) -> None:
-    """Let the engine itself validate the options, so the config accepts exactly what it does."""
-    from arena.games import make_game
-    from arena.games.errors import GameError
-
-    try:
-        make_game(name, options)
-    except GameError as e:
-        raise c.fail(f"{key}.options", str(e)) from None
-    except ModuleNotFoundError as e:  # engine not installed in this checkout: checked at play time
-        if not (e.name or "").startswith("arena.games"):
-            raise
 
 
 def load_config(
@@ -537,7 +335,7 @@ def config_from_dict(
     concurrency: int | None = None,
 ) -> TournamentConfig:
     """Validate an already-parsed config (tests and tools build configs this way)."""
-    c = _Checker(where)
+    c = Checker(where)
     c.table("", data, _TOP_KEYS)
     name = c.string("name", data.get("name", stem))
     seed = c.integer("seed", data.get("seed", 0), lo=0)
@@ -552,9 +350,7 @@ def config_from_dict(
     pin = c.boolean("pin_cores", data.get("pin_cores", False))
     isolation = data.get("isolation")
     if isolation is not None and isolation not in ISOLATIONS:
-        raise c.fail(
-            "isolation", f"expected one of {', '.join(ISOLATIONS)}, got {_show(isolation)}"
-        )
+        raise c.fail("isolation", f"expected one of {', '.join(ISOLATIONS)}, got {show(isolation)}")
     max_attempts = c.integer("max_attempts", data.get("max_attempts", 3), lo=1, hi=100)
     results_raw = data.get("results", f"results/{stem}.sqlite")
     results = Path(c.string("results", results_raw)).expanduser()
@@ -567,10 +363,10 @@ def config_from_dict(
         opening_order = o.get("order", "sequential")
         if opening_order not in ("sequential", "random"):
             raise c.fail(
-                "openings.order", f"expected sequential or random, got {_show(opening_order)}"
+                "openings.order", f"expected sequential or random, got {show(opening_order)}"
             )
         opening_seed = c.integer("openings.seed", o.get("seed", seed))
-    games = _games(c, data.get("games"), base_dir)
+    games = read_games(c, data.get("games"), base_dir)
     if "openings" in data and "file" in data["openings"]:
         # one file for every game without its own (a config of one game, as `arena sprt`)
         file = c.string("openings.file", data["openings"]["file"])
@@ -585,7 +381,7 @@ def config_from_dict(
         name=name,
         bots=bots,
         games=games,
-        time_control=_time_control(c, data.get("time_control"), clock=data.get("clock")),
+        time_control=read_time_control(c, data.get("time_control"), clock=data.get("clock")),
         results=Path(os.path.normpath(results)),
         seed=seed,
         rounds=rounds,
@@ -606,43 +402,35 @@ def config_from_dict(
     )
 
 
-def _database(c: _Checker, value: Any) -> str | None:
+def _database(c: Checker, value: Any) -> str | None:
     if value is None:
         return None
     url = c.string("database", value)
     if not url.startswith("postgresql"):
         raise c.fail(
-            "database", f"expected a PostgreSQL URL (postgresql+psycopg://...), got {_show(url)}"
+            "database", f"expected a PostgreSQL URL (postgresql+psycopg://...), got {show(url)}"
         )
     return url
 
 
-def _with_openings(c: _Checker, g: GameEntry, file: str, base_dir: Path) -> GameEntry:
+def _with_openings(c: Checker, g: GameEntry, file: str, base_dir: Path) -> GameEntry:
     path = Path(file).expanduser()
     path = Path(os.path.normpath(path if path.is_absolute() else base_dir / path))
-    openings = _load_openings(c, "openings.file", path, g.name, dict(g.options))
+    openings = read_openings(c, "openings.file", path, g.name, dict(g.options))
     return GameEntry(g.name, g.options, g.label, openings, str(path))
 
 
-def _format(c: _Checker, raw: Any, bots: tuple[BotEntry, ...]) -> str:
-    from arena.tournaments.formats import FORMATS
-
+def _format(c: Checker, raw: Any, bots: tuple[BotEntry, ...]) -> str:
     if raw not in FORMATS:
-        raise c.fail("format", f"expected one of {', '.join(FORMATS)}, got {_show(raw)}")
+        raise c.fail("format", f"expected one of {', '.join(FORMATS)}, got {show(raw)}")
     problem = FORMATS[raw](bots).check()
     if problem:
         raise c.fail(problem[0], problem[1])
-    if raw != "gauntlet":
-        for i, b in enumerate(bots):
-            if b.challenger:
-                raise c.fail(f"bots[{i}].challenger", 'only a format = "gauntlet" has challengers')
     return str(raw)
 
 
-def _sprt(c: _Checker, raw: Any, fmt: str, bots: tuple[BotEntry, ...]) -> SprtParams | None:
+def _sprt(c: Checker, raw: Any, fmt: str, bots: tuple[BotEntry, ...]) -> SprtParams | None:
     """The [sprt] table: a stopping rule for a test of one bot (see arena/tournaments/sprt.py)."""
-    from arena.tournaments.formats import FORMATS
-
     if raw is None:
         return None
     t = c.table("sprt", raw, _SPRT_KEYS)
@@ -651,7 +439,7 @@ def _sprt(c: _Checker, raw: Any, fmt: str, bots: tuple[BotEntry, ...]) -> SprtPa
         if k in t:
             v = t[k]
             if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
-                raise c.fail(f"sprt.{k}", f"expected a number, got {_show(v)}")
+                raise c.fail(f"sprt.{k}", f"expected a number, got {show(v)}")
             kw[k] = float(v)
     if "model" in t:
         kw["model"] = t["model"]

@@ -9,7 +9,10 @@ here and a line to `FORMATS`.
 
 Hooks, in the order they are used:
 
-- `check()` when the config is read: a problem with the bot list, as (key, message), or None;
+- `check()` when the config is read: a problem with the bot list, as (key, message), or None.
+  The base class refuses a bot that sets another format's key (`bot_keys`: the flags a
+  format reads from a bot's table, like a gauntlet's `challenger = true`), so a format that
+  needs a per-bot key declares it here and the config accepts it without naming the format;
 - `tested_bot()` when the config asks for an SPRT: the one bot under test, or None when the
   format has no single such bot (the config is then refused);
 - `pairings()` when a run starts: (first, second) bot indices, in a stable order. The runner
@@ -22,10 +25,14 @@ from __future__ import annotations
 import itertools
 from abc import ABC, abstractmethod
 from collections.abc import Sequence
-from typing import TYPE_CHECKING, ClassVar
+from typing import ClassVar, Protocol
 
-if TYPE_CHECKING:
-    from arena.tournaments.config import BotEntry
+
+class BotEntry(Protocol):
+    """What a format reads of a config's bot entry (arena/tournaments/config.py BotEntry):
+    the flags of `bot_keys`."""
+
+    challenger: bool
 
 
 class Format(ABC):
@@ -34,12 +41,23 @@ class Format(ABC):
     name: ClassVar[str]
     #: one line for `--help` and docs
     summary: ClassVar[str]
+    #: the flags this format reads from a bot's table (`true` or `false`); no other format
+    #: accepts them
+    bot_keys: ClassVar[tuple[str, ...]] = ()
 
     def __init__(self, bots: Sequence[BotEntry]) -> None:
         self.bots = tuple(bots)
 
     def check(self) -> tuple[str, str] | None:
-        """A problem with the bot list as (config key, message), or None."""
+        """A problem with the bot list as (config key, message), or None: here, a bot that
+        sets a key of another format."""
+        for f in FORMATS.values():
+            for key in f.bot_keys:
+                if key in self.bot_keys:
+                    continue
+                for i, b in enumerate(self.bots):
+                    if getattr(b, key):
+                        return (f"bots[{i}].{key}", f'only a format = "{f.name}" has {key}s')
         return None
 
     @abstractmethod
@@ -66,6 +84,7 @@ class RoundRobin(Format):
 class Gauntlet(Format):
     name = "gauntlet"
     summary = "each challenger plays every other bot (the pool); the pool never meets itself"
+    bot_keys = ("challenger",)
 
     def challengers(self) -> list[int]:
         """Entries marked `challenger = true`; none marked means the first bot."""
@@ -75,7 +94,7 @@ class Gauntlet(Format):
     def check(self) -> tuple[str, str] | None:
         if len(self.challengers()) >= len(self.bots):
             return ("bots", "a gauntlet needs at least one bot that is not a challenger")
-        return None
+        return super().check()
 
     def pairings(self) -> list[tuple[int, int]]:
         challengers = self.challengers()
@@ -88,6 +107,11 @@ class Gauntlet(Format):
 
 
 FORMATS: dict[str, type[Format]] = {f.name: f for f in (RoundRobin, Gauntlet)}
+
+
+def bot_keys() -> tuple[str, ...]:
+    """Every format's bot keys, in the order of `FORMATS`: what a config's bot table may set."""
+    return tuple(k for f in FORMATS.values() for k in f.bot_keys)
 
 
 def format_of(name: str, bots: Sequence[BotEntry]) -> Format:

@@ -77,11 +77,13 @@ class RemotePlayer:
 
     def open(self) -> None:
         """Blocking: check the database, publish the bots' archives."""
-        from arena.league import queue, store, tourjobs
+        from arena.league import queue
         from arena.league.archives import pack_bot_dir
+        from arena.league.db import mailbox
+        from arena.league.db.database import Database
         from arena.league.migrations import check_current
 
-        self.db = store.Database(self.url, pool_size=2)
+        self.db = Database(self.url, pool_size=2)
         try:
             try:
                 check_current(self.db.engine)
@@ -94,7 +96,7 @@ class RemotePlayer:
                     raise ArenaError(
                         "the database has no job queue; run 'arena league migrate DIR' first"
                     )
-                self.shas = [tourjobs.put_blob(conn, pack_bot_dir(s.workdir)) for s in self.specs]
+                self.shas = [mailbox.put_blob(conn, pack_bot_dir(s.workdir)) for s in self.specs]
         except BaseException:
             self.db.dispose()
             raise
@@ -106,7 +108,8 @@ class RemotePlayer:
 
     def _submit(self, game_id: str, attempt: int, payload: dict[str, Any]) -> dict | None:
         """Blocking: the attempt's outcome if already stored, else make sure a job is queued."""
-        from arena.league import tourjobs
+        from arena.league import queue, tourjobs
+        from arena.league.db import mailbox
 
         i, j = payload["bots"]
         job = {
@@ -119,8 +122,8 @@ class RemotePlayer:
             # the live jobs first: a job's outcome is committed before the job ends, so a job
             # ending between the two reads leaves its outcome for the second (the other order
             # could see neither and queue the attempt a second time)
-            live = key in tourjobs.live_jobs(conn, self.run_name)
-            done = tourjobs.outcomes(conn, self.run_name, [key])
+            live = key in queue.live_run_jobs(conn, tourjobs.TASK, self.run_name)
+            done = mailbox.outcomes(conn, self.run_name, [key])
             if key in done:
                 return done[key]
             if not live:
@@ -149,15 +152,16 @@ class RemotePlayer:
         """The outcomes of these attempts; a queued attempt whose job ended without one (it
         failed, was cancelled, or is gone) is a void, so the runner plays the game again
         instead of waiting for ever."""
-        from arena.league import tourjobs
+        from arena.league import queue, tourjobs
+        from arena.league.db import mailbox
 
         with self.db.read() as conn:
             # the live jobs first: an outcome is committed before its job ends, so a job not
             # live here whose outcome is missing below ended without one
-            live = tourjobs.live_jobs(conn, self.run_name) if queued else set()
-            found = tourjobs.outcomes(conn, self.run_name, keys)
+            live = queue.live_run_jobs(conn, tourjobs.TASK, self.run_name) if queued else set()
+            found = mailbox.outcomes(conn, self.run_name, keys)
             lost = [k for k in queued if k not in found and k not in live]
-            ended = tourjobs.ended_jobs(conn, self.run_name) if lost else {}
+            ended = queue.ended_run_jobs(conn, tourjobs.TASK, self.run_name) if lost else {}
         for key in lost:
             how = ended.get(key, "job is gone")
             reason = f"WorkerFault: its {how} without an outcome"

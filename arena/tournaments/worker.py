@@ -178,7 +178,8 @@ def warm_up(games: Any, specs: Any = ()) -> None:
 
     import arena.referee.match  # noqa: F401
     from arena.games import GAME_NAMES, game_class, make_game
-    from arena.sandbox.process import capabilities, start_spawner
+    from arena.sandbox.process import capabilities
+    from arena.sandbox.spawner import start_spawner
 
     start_spawner()
     capabilities()  # what the process sandbox can use: probed once, tens of milliseconds

@@ -11,7 +11,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from arena.sandbox.process import scratch_base, sweep_stale_scratch
+from arena.sandbox.hostres import scratch_base, sweep_stale_scratch
 
 from .conftest import processes_with, wait_gone
 

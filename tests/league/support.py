@@ -17,7 +17,7 @@ import subprocess
 import sys
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -67,7 +67,8 @@ def database_fixtures() -> tuple[Any, Any]:
     and `db`, that database emptied for each test; a module takes them with
     `url, db = database_fixtures()`. (Not a tests/league/conftest.py: the tests of other
     folders import their own conftest by that name.)"""
-    from arena.league import migrations, store
+    from arena.league import migrations
+    from arena.league.db.database import Database
 
     @pytest.fixture(scope="module", params=BACKENDS)
     def url(
@@ -81,7 +82,7 @@ def database_fixtures() -> tuple[Any, Any]:
 
     @pytest.fixture
     def db(url: str) -> Iterator[Any]:
-        db = store.Database(url)
+        db = Database(url)
         empty_tables(db)
         yield db
         db.dispose()
@@ -92,33 +93,63 @@ def database_fixtures() -> tuple[Any, Any]:
 def empty_tables(db: Any) -> None:
     """Delete every row of the league's tables (children first), keeping the schema: a test's
     fresh start on a database migrated once for its module."""
-    from arena.league import store
+    from arena.league.db import schema
 
     with db.write() as conn:
-        for table in reversed(store.metadata.sorted_tables):
+        for table in reversed(schema.metadata.sorted_tables):
             conn.execute(table.delete())
 
 
 @contextlib.contextmanager
-def sqlite_league(root: Path, **settings: Any) -> Iterator[Any]:
-    """A League (arena.league.service) on a fresh SQLite file in `root`, migrated, without a
-    server: `settings` are league.toml's keys (games: stripes unless given). Its database is
-    closed on exit."""
-    from arena.league import migrations, store
+def league_on(backend: str, root: Path, **settings: Any) -> Iterator[Any]:
+    """A League (arena.league.service) on a fresh, migrated database of `backend` ("sqlite": a
+    file in `root`; "postgresql": a database of its own), without a server: `settings` are
+    league.toml's keys (games: stripes unless given). Its database is closed on exit."""
+    from arena.league import migrations
+    from arena.league.db.database import Database
     from arena.league.service import League
     from arena.league.settings import settings_from_dict
 
-    url = f"sqlite:///{root / 'league.sqlite'}"
-    engine = sa.create_engine(url)
-    migrations.upgrade(engine)
-    engine.dispose()
-    db = store.Database(url)
-    try:
-        yield League(
-            settings_from_dict({"database": url, "games": ["stripes"], **settings}, root=root), db
-        )
-    finally:
-        db.dispose()
+    with database_url(backend, root) as url:
+        engine = sa.create_engine(url)
+        migrations.upgrade(engine)
+        engine.dispose()
+        db = Database(url)
+        try:
+            yield League(
+                settings_from_dict({"database": url, "games": ["stripes"], **settings}, root=root),
+                db,
+            )
+        finally:
+            db.dispose()
+
+
+def sqlite_league(root: Path, **settings: Any) -> contextlib.AbstractContextManager[Any]:
+    """`league_on("sqlite", root, **settings)`: the league most page and service tests use."""
+    return league_on("sqlite", root, **settings)
+
+
+def league_fixture(
+    *,
+    backends: Sequence[Any] = ("sqlite",),
+    setup: Callable[[Any], None] | None = None,
+    **settings: Any,
+) -> Any:
+    """The `league` fixture of a test module (`league = league_fixture(...)`): a League made by
+    `league_on` for each of `backends` (`BACKENDS`: both), with `setup(league)` run first (the
+    users and bots the module's tests share). The one way the league tests define `league`, so
+    that the name means one thing: the fixtures that run a league directory as processes are
+    named after what they yield (`served`, `server`, `pg_league`)."""
+    many = len(backends) > 1
+
+    @pytest.fixture(params=list(backends) if many else None)
+    def league(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Any]:
+        with league_on(request.param if many else backends[0], tmp_path, **settings) as made:
+            if setup is not None:
+                setup(made)
+            yield made
+
+    return league
 
 
 @contextlib.contextmanager
@@ -155,13 +186,13 @@ def add_bots(db: Any, n: int, variants: list[str]) -> list[int]:
     """n bots (bot0, bot1, ...) of one owner, each an active version validated for `variants`:
     their version ids. The archives are not there (for the store and the scheduler, which play
     no game)."""
-    from arena.league import store
+    from arena.league.db import roster
 
     with db.write() as conn:
-        user = store.add_user(conn, "owner", "owner-token")
+        user = roster.add_user(conn, "owner", "owner-token")
         ids = []
         for i in range(n):
-            v = store.add_version(
+            v = roster.add_version(
                 conn,
                 owner_id=user.id,
                 bot_name=f"bot{i}",
@@ -169,7 +200,7 @@ def add_bots(db: Any, n: int, variants: list[str]) -> list[int]:
                 path=f"/bots/{i}",
                 manifest={"league_name": f"bot{i}"},
             )
-            store.finish_validation(conn, v.id, {"passed": True}, True, variants)
+            roster.finish_validation(conn, v.id, {"passed": True}, True, variants)
             ids.append(v.id)
     return ids
 

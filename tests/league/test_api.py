@@ -10,14 +10,17 @@ from pathlib import Path
 
 import pytest
 from starlette.testclient import TestClient
-from support import BOTS, OpenAPIChecker, database_fixtures
 
-from arena.league import store
 from arena.league.archives import pack_bot_dir
+from arena.league.db import ledger
+from arena.league.db.database import Database
+from arena.league.db.schema import GameKind, games
 from arena.league.service import League
 from arena.league.settings import settings_from_dict
 from arena.league.web.app import create_app
 from arena.league.web.openapi import openapi
+
+from .support import BOTS, OpenAPIChecker, database_fixtures
 
 url, db = database_fixtures()
 
@@ -25,7 +28,7 @@ url, db = database_fixtures()
 class World:
     """A league with three accounts, two house bots and a few recorded games."""
 
-    def __init__(self, db: store.Database, root: Path) -> None:
+    def __init__(self, db: Database, root: Path) -> None:
         self.settings = settings_from_dict(
             {"database": db.url, "games": ["stripes", "papagra"], "submissions": {"per_hour": 3}},
             root=root,
@@ -41,14 +44,12 @@ class World:
         for i, winner in enumerate([0, 1, None, 0]):
             with self.db.write() as conn:
                 v0, v1 = (self.va.id, self.vb.id) if i % 2 == 0 else (self.vb.id, self.va.id)
-                gid = store.create_game(
+                gid = ledger.create_game(
                     conn,
-                    store.NewGame(
-                        store.GameKind.RATED, "stripes", "stripes", {}, i, (), {}, v0, v1
-                    ),
+                    ledger.NewGame(GameKind.RATED, "stripes", "stripes", {}, i, (), {}, v0, v1),
                 )
-                store.claim_game(conn, gid)
-                store.record_result(
+                ledger.claim_game(conn, gid)
+                ledger.record_result(
                     conn,
                     gid,
                     1,
@@ -328,22 +329,20 @@ def test_submissions_are_rate_limited_per_account(client, world, tmp_path):
 def test_games_are_listed_newest_first_by_the_time_they_finished(client, world):
     """Two games scheduled in one order and finished in the other: the list (and a bot's, and
     a variant's) shows the one that finished last first, as docs/league.md says."""
-    new = store.NewGame(
-        store.GameKind.RATED, "stripes", "stripes", {}, 9, (), {}, world.va.id, world.vb.id
+    new = ledger.NewGame(
+        GameKind.RATED, "stripes", "stripes", {}, 9, (), {}, world.va.id, world.vb.id
     )
     with world.db.write() as conn:
-        early, late = store.create_game(conn, new), store.create_game(conn, new)
+        early, late = ledger.create_game(conn, new), ledger.create_game(conn, new)
         for gid, finished in (
             (late, "2099-01-01T00:00:00.000Z"),
             (early, "2099-01-01T00:00:01.000Z"),
         ):
-            store.claim_game(conn, gid)
+            ledger.claim_game(conn, gid)
             record = {"format": "arena-record/1", "result": {"winner": 0, "reason": "score"}}
-            assert store.record_result(conn, gid, 1, record)
+            assert ledger.record_result(conn, gid, 1, record)
             # the later-scheduled game finished first (set, not waited for)
-            conn.execute(
-                store.games.update().where(store.games.c.id == gid).values(finished_at=finished)
-            )
+            conn.execute(games.update().where(games.c.id == gid).values(finished_at=finished))
     world.league.cache.changed()
     for query in ("", "?bot=random-py", "?variant=stripes"):
         items = client.get(f"/api/v1/games{query}").json()["items"]

@@ -15,10 +15,12 @@ from typing import Any
 
 import httpx
 import pytest
-from support import BOTS, ROOT, OpenAPIChecker, Server, add_user, cli, make_league
 
-from arena.league import fleet, store
 from arena.league.archives import BlobStore, pack_bot_dir
+from arena.league.db import fleet, roster
+from arena.league.db.database import Database
+
+from .support import BOTS, ROOT, OpenAPIChecker, Server, add_user, cli, make_league
 
 pytestmark = pytest.mark.slow
 
@@ -66,10 +68,10 @@ def answers(tmp_path_factory: pytest.TempPathFactory) -> list[Answer]:
     admin = cli("league", "user", "add", "root", "--admin", "-C", str(d)).strip().splitlines()[-1]
     for house in ("random-py", "strong"):  # two active bots: games are played
         cli("league", "bot", "add", str(BOTS / house), "--owner", "alice", "-C", str(d))
-    db = store.Database(f"sqlite:///{d / 'league.sqlite'}")
+    db = Database(f"sqlite:///{d / 'league.sqlite'}")
     with db.write() as conn:
         secret = fleet.worker_secret(conn)
-        sha = store.version(conn, 1).archive_sha256
+        sha = roster.version(conn, 1).archive_sha256
     db.dispose()
     gz = {"Content-Type": "application/gzip"}
 

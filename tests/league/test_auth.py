@@ -5,9 +5,10 @@ from __future__ import annotations
 
 import pytest
 from starlette.testclient import TestClient
-from support import csrf_of, login, page_client, sqlite_league
 
 from arena.league.web.auth import COOKIE
+
+from .support import csrf_of, login, page_client, sqlite_league
 
 
 @pytest.fixture

@@ -12,16 +12,16 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-import trio
 from hypothesis import given
 from hypothesis import strategies as st
-from support import BOTS, Server, add_bots, add_user, cli, database_fixtures, make_league
 
-from arena.league import store
 from arena.league.backoff import BASE, CAP, Backoff
+from arena.league.db import ledger, roster, schema
 from arena.league.executors.base import Outcome
 from arena.league.scheduler import Scheduler
 from arena.league.settings import settings_from_dict
+
+from .support import BOTS, Server, add_bots, add_user, cli, database_fixtures, make_league
 
 url, db = database_fixtures()
 
@@ -32,8 +32,8 @@ def test_the_wait_doubles_is_half_random_and_is_capped(attempt, seed):
     ceiling = min(CAP, BASE * 2 ** (attempt - 1))
     d = b.delay(attempt, random.Random(seed))
     assert ceiling / 2 <= d <= ceiling <= CAP
-    assert b.after(store.VoidKind.SERVER_STOPPED, attempt, random.Random(seed)) == 0.0
-    assert b.after(store.VoidKind.SANDBOX_FAULT, attempt, random.Random(seed)) == d
+    assert b.after(schema.VoidKind.SERVER_STOPPED, attempt, random.Random(seed)) == 0.0
+    assert b.after(schema.VoidKind.SANDBOX_FAULT, attempt, random.Random(seed)) == d
 
 
 def test_games_voided_together_come_back_apart():
@@ -50,12 +50,12 @@ async def test_a_voided_game_waits_in_the_queue_while_others_play(db, tmp_path):
     scheduler = Scheduler(db, settings, seed=3, clock=lambda: now[0])
     add_bots(db, 2, ["stripes"])
     first = await scheduler.next_job()
-    await scheduler.finished(Outcome(first, void=store.VoidKind.SANDBOX_FAULT, reason="EAGAIN"))
+    await scheduler.finished(Outcome(first, void=schema.VoidKind.SANDBOX_FAULT, reason="EAGAIN"))
     with db.read() as conn:
         not_before = conn.execute(
-            sa.select(store.games.c.not_before).where(store.games.c.id == first.game_id)
+            sa.select(schema.games.c.not_before).where(schema.games.c.id == first.game_id)
         ).scalar_one()
-    wait = store.seconds_until(not_before, now[0])
+    wait = ledger.seconds_until(not_before, now[0])
     assert BASE / 2 - 0.001 <= wait <= BASE + 0.001
 
     other = await scheduler.next_job()  # the slot is not idle: a new game
@@ -68,12 +68,12 @@ async def test_a_voided_game_waits_in_the_queue_while_others_play(db, tmp_path):
     assert (again.game_id, again.attempt) == (first.game_id, 2)
 
     # the second void waits longer (attempt 2: between BASE and 2 BASE)
-    await scheduler.finished(Outcome(again, void=store.VoidKind.SANDBOX_FAULT, reason="EAGAIN"))
+    await scheduler.finished(Outcome(again, void=schema.VoidKind.SANDBOX_FAULT, reason="EAGAIN"))
     with db.read() as conn:
         not_before = conn.execute(
-            sa.select(store.games.c.not_before).where(store.games.c.id == first.game_id)
+            sa.select(schema.games.c.not_before).where(schema.games.c.id == first.game_id)
         ).scalar_one()
-    assert BASE - 0.001 <= store.seconds_until(not_before, now[0]) <= 2 * BASE + 0.001
+    assert BASE - 0.001 <= ledger.seconds_until(not_before, now[0]) <= 2 * BASE + 0.001
 
 
 class CountingScheduler(Scheduler):
@@ -84,23 +84,34 @@ class CountingScheduler(Scheduler):
         return super()._claim_next()
 
 
-async def test_the_scheduler_sleeps_until_the_backoff_ends(db, tmp_path):
+async def test_the_scheduler_sleeps_until_the_backoff_ends(db, tmp_path, autojump_clock):
     """Nothing else to play (the other bot is disabled): the scheduler neither polls in a loop
-    nor hands the game out early; it claims it once its wait is over."""
+    nor hands the game out early; it claims it once its wait is over.
+
+    Under trio's MockClock: the scheduler's sleep takes no real time, and its wall clock (the
+    `not_before` times) is the mock clock's, read straight from the clock object because the
+    scheduler reads it in its database thread. No deadline guards the wait: the mock clock jumps
+    to the next deadline while a database thread runs (pytest's timeout guards instead)."""
     settings = settings_from_dict({"games": ["stripes"], "opening_turns": 0}, root=tmp_path)
-    scheduler = CountingScheduler(db, settings, seed=5, backoff=Backoff(base=1.0))
+    epoch = time.time() - autojump_clock.current_time()
+    scheduler = CountingScheduler(
+        db,
+        settings,
+        seed=5,
+        backoff=Backoff(base=1.0),
+        clock=lambda: epoch + autojump_clock.current_time(),
+    )
     add_bots(db, 2, ["stripes"])
     job = await scheduler.next_job()
-    await scheduler.finished(Outcome(job, void=store.VoidKind.SANDBOX_FAULT, reason="EAGAIN"))
+    await scheduler.finished(Outcome(job, void=schema.VoidKind.SANDBOX_FAULT, reason="EAGAIN"))
     with db.write() as conn:
-        store.set_bot_disabled(conn, store.bot_by_name(conn, "bot1").id, True)
+        roster.set_bot_disabled(conn, roster.bot_by_name(conn, "bot1").id, True)
         not_before = conn.execute(
-            sa.select(store.games.c.not_before).where(store.games.c.id == job.game_id)
+            sa.select(schema.games.c.not_before).where(schema.games.c.id == job.game_id)
         ).scalar_one()
     scheduler.looks = 0
-    with trio.fail_after(30):
-        again = await scheduler.next_job()
-    assert store.seconds_until(not_before, time.time()) <= 0  # not before its time
+    again = await scheduler.next_job()
+    assert ledger.seconds_until(not_before, scheduler.clock()) <= 0  # not before its time
     assert (again.game_id, again.attempt) == (job.game_id, 2)
     assert scheduler.looks <= 3, scheduler.looks  # one look, a sleep, one look (and a spare)
 
@@ -131,17 +142,17 @@ def test_a_real_server_spreads_a_failing_games_attempts(tmp_path: Path) -> None:
         try:
             with engine.connect() as conn:
                 game = conn.execute(
-                    sa.select(store.games.c.id).where(store.games.c.state == "failed").limit(1)
+                    sa.select(schema.games.c.id).where(schema.games.c.state == "failed").limit(1)
                 ).scalar_one()
                 voids = conn.execute(
-                    sa.select(store.voids.c.attempt, store.voids.c.at)
-                    .where(store.voids.c.game_id == game)
-                    .order_by(store.voids.c.attempt)
+                    sa.select(schema.voids.c.attempt, schema.voids.c.at)
+                    .where(schema.voids.c.game_id == game)
+                    .order_by(schema.voids.c.attempt)
                 ).all()
         finally:
             engine.dispose()
         assert [a for a, _ in voids] == [1, 2, 3]
-        at = [store.seconds_until(t, 0) for _, t in voids]
+        at = [ledger.seconds_until(t, 0) for _, t in voids]
         gaps = [b - a for a, b in itertools.pairwise(at)]
         # the documented waits: after attempt n at least 2 * 2**(n-1) / 2 seconds
         assert gaps[0] >= 1.0 and gaps[1] >= 2.0, gaps

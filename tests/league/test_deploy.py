@@ -15,10 +15,11 @@ import subprocess
 
 import pytest
 import yaml
-from support import ROOT
 
 from arena.cli import build_parser
 from arena.sandbox.docker import docker_available
+
+from .support import ROOT
 
 COMPOSE = ROOT / "deploy" / "compose.yaml"
 REMOTE = ROOT / "deploy" / "remote-workers.yaml"

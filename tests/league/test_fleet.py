@@ -8,10 +8,12 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from support import add_bots, postgres_database
 
-from arena.league import fleet, migrations, store
-from arena.league.web.workers import STALLED_AFTER
+from arena.league import migrations
+from arena.league.db import fleet, ledger, schema
+from arena.league.db.database import Database
+
+from .support import add_bots, postgres_database
 
 pytestmark = pytest.mark.postgres
 
@@ -26,20 +28,20 @@ def url() -> Iterator[str]:
 
 
 @pytest.fixture
-def db(url: str) -> Iterator[store.Database]:
-    from support import empty_tables
+def db(url: str) -> Iterator[Database]:
+    from .support import empty_tables
 
-    db = store.Database(url)
+    db = Database(url)
     empty_tables(db)
     yield db
     db.dispose()
 
 
 def _game(conn: Any, versions: list[int]) -> int:
-    return store.create_game(
+    return ledger.create_game(
         conn,
-        store.NewGame(
-            kind=store.GameKind.RATED,
+        ledger.NewGame(
+            kind=schema.GameKind.RATED,
             variant="stripes",
             game_name="stripes",
             options={},
@@ -52,9 +54,9 @@ def _game(conn: Any, versions: list[int]) -> int:
     )
 
 
-def _worker(db: store.Database, name: str) -> dict[str, Any]:
+def _worker(db: Database, name: str) -> dict[str, Any]:
     with db.read() as conn:
-        [w] = [w for w in fleet.list_workers(conn, STALLED_AFTER) if w["name"] == name]
+        [w] = [w for w in fleet.list_workers(conn, fleet.STALLED_AFTER) if w["name"] == name]
     return w
 
 
@@ -63,7 +65,7 @@ def test_a_worker_started_again_under_its_name_does_not_show_its_predecessors_ga
     with db.write() as conn:
         fleet.register(conn, "w1", "host", 100, 2)
         gid = _game(conn, versions)
-        claim = store.claim_game(conn, gid)
+        claim = ledger.claim_game(conn, gid)
         assert claim is not None
         fleet.begin_attempt(conn, gid, claim.attempt, "w1")
     assert [p["game"] for p in _worker(db, "w1")["playing"]] == [gid]
@@ -80,6 +82,6 @@ def test_a_worker_started_again_under_its_name_does_not_show_its_predecessors_ga
 
     # the retry of the job voids the lost attempt (as slot.py does): not counted twice
     with db.write() as conn:
-        store.void_attempt(conn, gid, claim.attempt, store.VoidKind.WORKER_LOST, "lost", 3)
+        ledger.void_attempt(conn, gid, claim.attempt, schema.VoidKind.WORKER_LOST, "lost", 3)
         fleet.end_attempt(conn, gid, claim.attempt, fleet.LOST, "lost")
     assert _worker(db, "w1")["voided"] == 1

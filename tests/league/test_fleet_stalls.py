@@ -16,13 +16,14 @@ import pytest
 import sqlalchemy as sa
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
-from support import BOTS, Server, arena, database_fixtures, make_league, postgres_database
-from test_workers import STALLED_AFTER, Worker, q, two_bots, wait_until
 
-from arena.league import fleet, store
+from arena.league.db import fleet, schema
 from arena.league.executors.inprocess import _outcome
 from arena.league.slot import _void_kind
 from arena.league.worker import Deferred, Gate
+
+from .support import BOTS, Server, arena, database_fixtures, make_league, postgres_database
+from .test_workers import STALLED_AFTER, Worker, q, two_bots, wait_until
 
 url, db = database_fixtures()
 STUB = str(Path(__file__).resolve().parent / "host_stall")
@@ -30,15 +31,15 @@ STALL = "HostStall: host_stall: the host kept the bot from a CPU for 0.500 s"
 
 
 def test_a_host_stall_is_its_own_void_kind_wherever_a_void_is_read() -> None:
-    assert store.void_kind_of(STALL) is store.VoidKind.HOST_STALL
-    assert _void_kind({"type": "void", "reason": STALL}) == (store.VoidKind.HOST_STALL, STALL)
-    assert _outcome(None, {"type": "void", "reason": STALL}).void is store.VoidKind.HOST_STALL  # type: ignore[arg-type]
+    assert schema.void_kind_of(STALL) is schema.VoidKind.HOST_STALL
+    assert _void_kind({"type": "void", "reason": STALL}) == (schema.VoidKind.HOST_STALL, STALL)
+    assert _outcome(None, {"type": "void", "reason": STALL}).void is schema.VoidKind.HOST_STALL  # type: ignore[arg-type]
     for text, kind in [
-        ("SandboxFault: no cgroup", store.VoidKind.SANDBOX_FAULT),
-        ("RefereeFault: pipe", store.VoidKind.REFEREE_FAULT),
-        ("internal error KeyError: 'x'", store.VoidKind.INTERNAL_ERROR),
+        ("SandboxFault: no cgroup", schema.VoidKind.SANDBOX_FAULT),
+        ("RefereeFault: pipe", schema.VoidKind.REFEREE_FAULT),
+        ("internal error KeyError: 'x'", schema.VoidKind.INTERNAL_ERROR),
     ]:
-        assert store.void_kind_of(text) is kind
+        assert schema.void_kind_of(text) is kind
 
 
 @settings(

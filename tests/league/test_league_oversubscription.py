@@ -6,11 +6,12 @@ through the database), or `--force` on a worker."""
 from __future__ import annotations
 
 import sqlalchemy as sa
-from support import Server, arena, make_league, postgres_database
-from test_workers import Worker, wait_until
 
-from arena.league import fleet
+from arena.league.db import fleet
 from arena.oversubscription import available_cpus
+
+from .support import Server, arena, make_league, postgres_database
+from .test_workers import Worker, wait_until
 
 CPUS = available_cpus()
 

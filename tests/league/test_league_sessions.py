@@ -8,8 +8,9 @@ import shutil
 from pathlib import Path
 
 import pytest
-from support import BOTS, Server, cli, make_league
-from test_workers import leftovers
+
+from .support import BOTS, Server, cli, make_league
+from .test_workers import leftovers
 
 pytestmark = pytest.mark.slow
 

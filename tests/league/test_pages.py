@@ -7,21 +7,18 @@ from __future__ import annotations
 
 import json
 import re
-import sys
-from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-sys.path.insert(0, str(Path(__file__).resolve().parent))
-from support import BOTS, csrf_of, login, page_client, sqlite_league
-
-from arena.league import store
+from arena.league.db import ledger, roster, schema, views
 from arena.league.ratings import Skill, rate
 from arena.league.service import League
 from arena.league.web import pages
 from tests.viewer.test_replay import random_record
+
+from .support import BOTS, csrf_of, login, page_client, sqlite_league
 
 EVIL = "<img src=x onerror=alert(1)>"
 SCRIPT = "<script>alert(1)</script>"
@@ -39,13 +36,13 @@ class World:
         self.bob, self.bob_token = self.league.add_user("bob")
         self.admin, self.admin_token = self.league.add_user("root", is_admin=True)
         with self.db.write() as conn:  # a name the API would refuse, straight into the store
-            self.evil = store.add_user(conn, EVIL, "evil-token")
+            self.evil = roster.add_user(conn, EVIL, "evil-token")
         self.va = self.league.add_house_bot("alice", BOTS / "random-py")
         self.vb = self.league.add_house_bot(EVIL, BOTS / "strong")
         with self.db.write() as conn:
             conn.execute(
-                store.versions.update()
-                .where(store.versions.c.id == self.vb.id)
+                schema.versions.update()
+                .where(schema.versions.c.id == self.vb.id)
                 .values(
                     validation=json.dumps(
                         {"passed": True, "stage": "passed", "warnings": [SCRIPT]}
@@ -60,10 +57,10 @@ class World:
             v0, v1 = (self.va.id, self.vb.id) if i % 2 == 0 else (self.vb.id, self.va.id)
             self.games.append(self.play(v0, v1, winner, reason, seed=i))
         with self.db.write() as conn:
-            self.queued = store.create_game(conn, self.new_game(self.va.id, self.vb.id, 99))
+            self.queued = ledger.create_game(conn, self.new_game(self.va.id, self.vb.id, 99))
 
-    def new_game(self, v0: int, v1: int, seed: int) -> store.NewGame:
-        return store.NewGame(store.GameKind.RATED, "stripes", "stripes", {}, seed, (), {}, v0, v1)
+    def new_game(self, v0: int, v1: int, seed: int) -> ledger.NewGame:
+        return ledger.NewGame(schema.GameKind.RATED, "stripes", "stripes", {}, seed, (), {}, v0, v1)
 
     def play(self, v0: int, v1: int, winner: int | None, reason: str, seed: int) -> int:
         record = random_record("stripes", {}, seed, 12).to_dict()
@@ -81,9 +78,9 @@ class World:
             {"seat": 1, "t": 0.2, "message": f"log of seat 1 {SCRIPT}"},
         ]
         with self.db.write() as conn:
-            gid = store.create_game(conn, self.new_game(v0, v1, seed))
-            store.claim_game(conn, gid)
-            assert store.record_result(conn, gid, 1, record)
+            gid = ledger.create_game(conn, self.new_game(v0, v1, seed))
+            ledger.claim_game(conn, gid)
+            assert ledger.record_result(conn, gid, 1, record)
         return gid
 
 
@@ -129,7 +126,7 @@ def test_the_leaderboard_shows_ratings_owners_forfeits_and_a_chart(client, world
     html = client.get("/leaderboard/stripes").text
     no_markup(html)
     rows = cells(html, "leaderboard")
-    board = world.league.read_sync(store.leaderboard, "stripes", limit=10, offset=0)
+    board = world.league.read_sync(views.leaderboard, "stripes", limit=10, offset=0)
     assert [r[1] for r in rows] == [b["bot"] for b in board]
     owners = {r[1]: r[2] for r in rows}
     assert owners == {
@@ -187,7 +184,7 @@ def test_a_game_page_shows_players_ratings_reason_and_the_replay(client, world):
     assert "the end &lt;img src=x onerror=alert(1)&gt;" in html
     players = cells(html, "players")
     with world.db.read() as conn:
-        seats = store.game_seats(conn, gid)
+        seats = views.game_seats(conn, gid)
     for row, seat in zip(players, seats, strict=True):
         assert (
             row[4] == f"{seat['before']['rating']:.2f}"
@@ -196,7 +193,7 @@ def test_a_game_page_shows_players_ratings_reason_and_the_replay(client, world):
     # the last game moved both ratings to what the ratings table holds now
     now = {
         r["bot"]: r["rating"]
-        for r in world.league.read_sync(store.leaderboard, "stripes", limit=9, offset=0)
+        for r in world.league.read_sync(views.leaderboard, "stripes", limit=9, offset=0)
     }
     assert {s["bot"]: round(s["after"]["rating"], 3) for s in seats} == now
     assert "your bot" not in html  # a visitor gets no logs link
@@ -217,14 +214,14 @@ def test_results_keep_each_seats_rating_before_and_after(world):
     skills = {world.va.id: Skill(), world.vb.id: Skill()}
     with world.db.read() as conn:
         for gid in world.games:
-            g = store.game_detail(conn, gid)
+            g = views.game_detail(conn, gid)
             v0, v1 = (s["version_id"] for s in g["seats"])
-            seats = store.game_seats(conn, gid)
+            seats = views.game_seats(conn, gid)
             assert seats[0]["before"]["mu"] == pytest.approx(skills[v0].mu)
             points0 = 0.5 if g["winner"] is None else float(g["winner"] == 0)
             skills[v0], skills[v1] = rate(skills[v0], skills[v1], points0)
             assert seats[1]["after"]["sigma"] == pytest.approx(skills[v1].sigma)
-        history = store.rating_history(conn, world.va.id, "stripes", limit=3)
+        history = views.rating_history(conn, world.va.id, "stripes", limit=3)
     assert [p.game_id for p in history] == world.games[-3:]
     assert history[-1].rating == pytest.approx(skills[world.va.id].conservative)
 
@@ -242,7 +239,7 @@ def test_a_bot_page_shows_versions_ratings_history_games_and_crosstable(client, 
     cross = cells(html, "crosstable")
     assert cross == [["random-py", "5", "2", "1", "2", "0", "50%"]]
     with world.db.read() as conn:  # bounded to its last games: strong won the last two
-        (last2,) = store.crosstable(conn, world.vb.bot_id, limit=10, games=2)
+        (last2,) = views.crosstable(conn, world.vb.bot_id, limit=10, games=2)
     assert (last2["games"], last2["wins"], last2["losses"]) == (2, 2, 0)
     # visitors get neither the logs nor the retire control
     assert "/logs" not in html and "Retire" not in html
@@ -288,7 +285,7 @@ def test_retire_and_reactivate_need_the_owner_and_a_csrf_token(client, world):
     assert confirm_page.status_code == 200 and 'name="confirm"' in confirm_page.text
     unconfirmed = post("retire", confirm=False)
     assert unconfirmed.status_code == 422 and "Tick the box" in unconfirmed.text
-    board = world.league.read_sync(store.leaderboard, "stripes", limit=9, offset=0)
+    board = world.league.read_sync(views.leaderboard, "stripes", limit=9, offset=0)
     assert sorted(r["bot"] for r in board) == ["random-py", "strong"]
     resp = post("retire")
     assert resp.status_code == 303 and resp.headers["location"] == "/bots/random-py"
@@ -297,10 +294,10 @@ def test_retire_and_reactivate_need_the_owner_and_a_csrf_token(client, world):
     # its version reads retired, not disabled (an admin's word)
     versions = cells(html, "versions")
     assert versions[0][1] == "retired", versions
-    board = world.league.read_sync(store.leaderboard, "stripes", limit=9, offset=0)
+    board = world.league.read_sync(views.leaderboard, "stripes", limit=9, offset=0)
     assert [r["bot"] for r in board] == ["strong"]
     assert post("reactivate").status_code == 303
-    board = world.league.read_sync(store.leaderboard, "stripes", limit=9, offset=0)
+    board = world.league.read_sync(views.leaderboard, "stripes", limit=9, offset=0)
     assert sorted(r["bot"] for r in board) == ["random-py", "strong"]
     # an admin's disabling is not the owner's to undo
     import trio
@@ -312,7 +309,7 @@ def test_retire_and_reactivate_need_the_owner_and_a_csrf_token(client, world):
 
 
 def test_the_workers_page_is_in_the_layout_and_escaped(client, world):
-    from arena.league import fleet
+    from arena.league.db import fleet
 
     with world.db.write() as conn:
         fleet.register(conn, EVIL, SCRIPT, 4242, 2)
@@ -325,11 +322,11 @@ def test_the_workers_page_is_in_the_layout_and_escaped(client, world):
 
 def test_a_persons_seat_is_shown_without_a_page(client, world):
     with world.db.write() as conn:
-        human = store.human_version(conn, world.alice)
-        gid = store.create_game(
+        human = roster.human_version(conn, world.alice)
+        gid = ledger.create_game(
             conn,
-            store.NewGame(
-                store.GameKind.CHALLENGE, "stripes", "stripes", {}, 5, (), {}, human, world.vb.id
+            ledger.NewGame(
+                schema.GameKind.CHALLENGE, "stripes", "stripes", {}, 5, (), {}, human, world.vb.id
             ),
         )
     html = client.get(f"/games/{gid}").text
@@ -350,9 +347,9 @@ def test_any_sort_shows_the_same_rows_with_the_ratings_ranks(world, sort, descen
     """Whatever the column and direction: the same versions, each with its place by rating,
     ordered by that column (ties by rank)."""
     with world.db.write() as conn:
-        conn.execute(store.ratings.delete().where(store.ratings.c.version_id > world.vb.id))
+        conn.execute(schema.ratings.delete().where(schema.ratings.c.version_id > world.vb.id))
         for i, (mu, games) in enumerate(extra):
-            v = store.add_version(
+            v = roster.add_version(
                 conn,
                 owner_id=world.bob.id,
                 bot_name=f"extra{i}",
@@ -360,16 +357,16 @@ def test_any_sort_shows_the_same_rows_with_the_ratings_ranks(world, sort, descen
                 path="",
                 manifest={},
             )
-            store.set_version_state(conn, v.id, store.VersionState.ACTIVE)
-            store.ensure_rating(conn, v.id, "stripes", mu=mu)
+            roster.set_version_state(conn, v.id, schema.VersionState.ACTIVE)
+            ledger.ensure_rating(conn, v.id, "stripes", mu=mu)
             conn.execute(
-                store.ratings.update()
-                .where(store.ratings.c.version_id == v.id)
+                schema.ratings.update()
+                .where(schema.ratings.c.version_id == v.id)
                 .values(games=games, wins=games // 2)
             )
     with world.db.read() as conn:
-        base = store.leaderboard(conn, "stripes", limit=50, offset=0)
-        rows = store.leaderboard(
+        base = views.leaderboard(conn, "stripes", limit=50, offset=0)
+        rows = views.leaderboard(
             conn, "stripes", limit=50, offset=0, sort=sort, descending=descending
         )
     assert [r["rank"] for r in base] == list(range(1, len(base) + 1))
@@ -382,11 +379,11 @@ def test_any_sort_shows_the_same_rows_with_the_ratings_ranks(world, sort, descen
 
 def test_home_and_live_count_the_same_games_in_flight(client, world):
     """A game claimed but not started yet (a slot claims its next game ahead) is in flight on
-    both pages or on neither: one definition, one query (store.in_flight)."""
+    both pages or on neither: one definition, one query (views.in_flight)."""
     assert "0 in flight" in client.get("/").text
     assert "No game is being played right now" in client.get("/live").text
     with world.db.write() as conn:
-        assert store.claim_game(conn, world.queued) is not None
+        assert ledger.claim_game(conn, world.queued) is not None
     world.league.cache.changed()  # what the pages read was cached before the claim
     home, live = client.get("/").text, client.get("/live").text
     assert "1 in flight" in home
@@ -404,7 +401,7 @@ def test_a_watch_link_to_a_game_that_is_over_says_so(client, world):
     assert "ended before you got here" in client.get(resp.headers["location"]).text
     assert "ended before" not in client.get(f"/games/{gid}").text
     with world.db.write() as conn:
-        store.claim_game(conn, world.queued)
+        ledger.claim_game(conn, world.queued)
     assert client.get(f"/live/{world.queued}", follow_redirects=False).headers["location"] == (
         f"/games/{world.queued}"
     )

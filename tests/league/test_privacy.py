@@ -16,7 +16,12 @@ from pathlib import Path
 
 import httpx
 import pytest
-from support import (
+
+from arena.league.db import fleet, ledger, schema
+from arena.league.web.auth import COOKIE
+from arena.referee.channel import STDERR_SEPARATOR
+
+from .support import (
     BOTS,
     ROOT,
     Server,
@@ -28,10 +33,6 @@ from support import (
     page_client,
     sqlite_league,
 )
-
-from arena.league import fleet, store
-from arena.league.web.auth import COOKIE
-from arena.referee.channel import STDERR_SEPARATOR
 
 SECRET = "SECRET-STRATEGY-42"
 DEPTH = 15
@@ -199,11 +200,11 @@ def test_failed_games_reasons_and_records_carry_no_stderr_and_no_server_paths(tm
         bot_dir = va.path
         sandbox = f"bot random-py: cannot start the sandbox: {sys.executable}"
         with league.db.write() as conn:
-            new = store.NewGame(
-                store.GameKind.RATED, "stripes", "stripes", {}, 1, (), {}, va.id, va.id
+            new = ledger.NewGame(
+                schema.GameKind.RATED, "stripes", "stripes", {}, 1, (), {}, va.id, va.id
             )
-            crashed = store.create_game(conn, new)
-            store.claim_game(conn, crashed)
+            crashed = ledger.create_game(conn, new)
+            ledger.claim_game(conn, crashed)
             detail = f"red (random-py) crashed: exited with status 1{STDERR_SEPARATOR}{SECRET}"
             record = {
                 "format": "arena-record/1",
@@ -232,10 +233,10 @@ def test_failed_games_reasons_and_records_carry_no_stderr_and_no_server_paths(tm
                 "stderr": [SECRET, ""],
                 "logs": [{"seat": 0, "t": 0.0, "message": SECRET}],
             }
-            assert store.record_result(conn, crashed, 1, record)
-            failed = store.create_game(conn, new)
-            store.claim_game(conn, failed)
-            assert store.void_attempt(conn, failed, 1, store.VoidKind.SANDBOX_FAULT, sandbox, 1)
+            assert ledger.record_result(conn, crashed, 1, record)
+            failed = ledger.create_game(conn, new)
+            ledger.claim_game(conn, failed)
+            assert ledger.void_attempt(conn, failed, 1, schema.VoidKind.SANDBOX_FAULT, sandbox, 1)
             fleet.register(conn, "w1", "host", 1, 1)
             fleet.begin_attempt(conn, failed, 1, "w1")
             fleet.end_attempt(conn, failed, 1, fleet.VOIDED, f"{sandbox} in /root/.cache/x/y")
@@ -265,9 +266,10 @@ def test_failed_games_reasons_and_records_carry_no_stderr_and_no_server_paths(tm
         assert [b["command"] for b in public["bots"]] == [["python3", "bot.py"]] * 2
         game = client.get(f"/api/v1/games/{failed}").json()
         assert game["state"] == "failed"
-        assert game["detail"] == "bot random-py: cannot start the sandbox: <arena>/bin/python"
+        python = Path(sys.executable).name  # python in a venv, python3 from the system
+        assert game["detail"] == f"bot random-py: cannot start the sandbox: <arena>/bin/{python}"
         assert game["voids"][0]["reason"] == game["detail"]
-        assert "cannot start the sandbox: &lt;arena&gt;/bin/python" in shown[6]
+        assert f"cannot start the sandbox: &lt;arena&gt;/bin/{python}" in shown[6]
 
 
 def test_logout_token_rotation_and_disabling_end_every_session(tmp_path):

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from arena.league import store
+from arena.league.db import ledger
 from arena.tournaments.worker import encode, record_text
 
 RECORD = {
@@ -22,7 +22,7 @@ def test_the_records_text_is_cut_exactly_from_the_workers_line():
     reply = json.loads(line)
     text = record_text(reply, line)
     assert text is not None and json.loads(text) == RECORD
-    assert store.decompress_record(store.compress_record(RECORD)) == json.loads(text)
+    assert ledger.decompress_record(ledger.compress_record(RECORD)) == json.loads(text)
     assert text == encode(RECORD).rstrip(b"\n")  # the record's own compact JSON, unchanged
 
 

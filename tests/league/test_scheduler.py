@@ -9,20 +9,21 @@ import time
 import trio
 from hypothesis import given
 from hypothesis import strategies as st
-from support import add_bots, database_fixtures
 
-from arena.league import store
 from arena.league.backoff import Backoff
+from arena.league.db import ledger, schema, views
 from arena.league.executors.base import Outcome
 from arena.league.scheduler import Scheduler, plan_game
 from arena.league.settings import Matchmaking, settings_from_dict
+
+from .support import add_bots, database_fixtures
 
 VARIANTS = ["papagra", "stripes"]
 url, db = database_fixtures()
 
 
-def cand(vid: int, bot: int, mu: float, games: int, idle: str | None = None) -> store.Candidate:
-    return store.Candidate(vid, bot, mu, 8.0, games, idle)
+def cand(vid: int, bot: int, mu: float, games: int, idle: str | None = None) -> ledger.Candidate:
+    return ledger.Candidate(vid, bot, mu, 8.0, games, idle)
 
 
 pools = st.lists(
@@ -79,7 +80,11 @@ def test_no_pairing_without_two_distinct_bots():
     assert plan_game(rng, Matchmaking(), ["stripes"], {}, {"stripes": one_bot_two_versions}) is None
 
 
-async def test_the_scheduler_waits_for_two_bots_then_makes_rated_games(db, tmp_path):
+async def test_the_scheduler_waits_for_two_bots_then_makes_rated_games(
+    db, tmp_path, autojump_clock
+):
+    """Under trio's MockClock: the wait that shows nothing comes with no bots takes no real
+    time (the scheduler's first look, in its database thread, runs to its end all the same)."""
     settings = settings_from_dict({"games": VARIANTS, "opening_turns": 1}, root=tmp_path)
     now = [time.time()]
     scheduler = Scheduler(db, settings, seed=1, clock=lambda: now[0])
@@ -96,7 +101,7 @@ async def test_the_scheduler_waits_for_two_bots_then_makes_rated_games(db, tmp_p
     assert len(job.match["opening"]) == 1
     # a platform fault: the game is queued again and, once its backoff is over, comes back
     # before any new game
-    await scheduler.finished(Outcome(job, void=store.VoidKind.SANDBOX_FAULT, reason="boom"))
+    await scheduler.finished(Outcome(job, void=schema.VoidKind.SANDBOX_FAULT, reason="boom"))
     now[0] += Backoff().cap
     again = await scheduler.next_job()
     assert (again.game_id, again.attempt) == (job.game_id, 2)
@@ -106,7 +111,7 @@ async def test_the_scheduler_waits_for_two_bots_then_makes_rated_games(db, tmp_p
     await scheduler.finished(Outcome(again, record={"result": {"winner": 1}}))
     assert scheduler.recorded == 1
     with db.read() as conn:
-        detail = store.game_detail(conn, job.game_id)
+        detail = views.game_detail(conn, job.game_id)
     assert detail["state"] == "finished" and detail["winner"] == 1 and detail["attempt"] == 2
     nxt = await scheduler.next_job()
     assert nxt.game_id != job.game_id

@@ -13,10 +13,11 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-from support import BACKENDS, BOTS, ROOT, Server, cli, database_url, make_league
 
-from arena.league import store
 from arena.league.archives import pack_bot_dir
+from arena.league.db import schema
+
+from .support import BACKENDS, BOTS, ROOT, Server, cli, database_url, make_league
 
 pytestmark = pytest.mark.slow
 
@@ -50,7 +51,7 @@ def check_consistency(url: str) -> collections.Counter:
     engine = sa.create_engine(url)
     try:
         with engine.connect() as conn:
-            g, r, s = store.games, store.ratings, store.records
+            g, r, s = schema.games, schema.ratings, schema.records
             states = collections.Counter(
                 dict(conn.execute(sa.select(g.c.state, sa.func.count()).group_by(g.c.state)).all())
             )
@@ -193,7 +194,7 @@ def check_consistency_allowing_running(url: str) -> int:
     engine = sa.create_engine(url)
     try:
         with engine.connect() as conn:
-            g = store.games
+            g = schema.games
             return conn.execute(
                 sa.select(sa.func.count()).where(g.c.state == "finished")
             ).scalar_one()

@@ -10,7 +10,8 @@ import tarfile
 from pathlib import Path
 
 import pytest
-from support import ROOT, Server, add_user, arena, make_league
+
+from .support import ROOT, Server, add_user, arena, make_league
 
 pytestmark = pytest.mark.slow
 

@@ -21,7 +21,17 @@ from typing import Any
 import httpx
 import pytest
 import trio
-from support import BOTS, Server, add_user, cli, database_url, make_league, postgres_database
+
+from .support import (
+    BACKENDS,
+    BOTS,
+    Server,
+    add_user,
+    cli,
+    league_fixture,
+    make_league,
+    postgres_database,
+)
 
 pytestmark = pytest.mark.slow
 
@@ -105,32 +115,14 @@ async def test_concurrent_submissions_each_validate_their_own_files(league_dir: 
     assert all(r["problem"].startswith("handshake") for r in done), done
 
 
-@pytest.fixture(params=["sqlite", pytest.param("postgresql", marks=pytest.mark.postgres)])
-def league(request: pytest.FixtureRequest, tmp_path: Path) -> Any:
-    """A League on a migrated database of each backend, without a server."""
-    import sqlalchemy as sa
-
-    from arena.league import migrations, store
-    from arena.league.service import League
-    from arena.league.settings import settings_from_dict
-
-    with database_url(request.param, tmp_path) as url:
-        engine = sa.create_engine(url)
-        migrations.upgrade(engine)
-        engine.dispose()
-        db = store.Database(url)
-        try:
-            yield League(
-                settings_from_dict({"database": url, "games": ["stripes"]}, root=tmp_path), db
-            )
-        finally:
-            db.dispose()
+#: a League on a migrated database of each backend, without a server
+league = league_fixture(backends=BACKENDS)
 
 
 async def test_a_version_is_never_visible_before_its_files(league: Any) -> None:
     """What the validation loop reads, read as often as possible while submissions register:
     every version waiting for validation has its directory and bot.toml in place."""
-    from arena.league import store
+    from arena.league.db import roster, schema
 
     users = [league.add_user(f"u{i}")[0] for i in range(4)]
     seen: list[str] = []
@@ -143,7 +135,7 @@ async def test_a_version_is_never_visible_before_its_files(league: Any) -> None:
 
     async def watch() -> None:
         while not done.is_set():
-            for v in await league.read(store.versions_in_state, store.VersionState.VALIDATING):
+            for v in await league.read(roster.versions_in_state, schema.VersionState.VALIDATING):
                 seen.append(v.path)
                 if not v.path or not (Path(v.path) / "bot.toml").is_file():
                     missing.append((v.id, v.path))

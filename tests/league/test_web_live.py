@@ -11,12 +11,13 @@ from pathlib import Path
 
 import httpx
 import pytest
-from support import ROOT, Server, add_slow_bots, make_league, page_client, sqlite_league
 
 from arena.league.live import LiveGames
 from arena.referee.clock import TimeControl
 from arena.referee.record import GameRecord
 from arena.viewer import replay_data
+
+from .support import ROOT, Server, add_slow_bots, make_league, page_client, sqlite_league
 
 
 @pytest.fixture
@@ -132,13 +133,13 @@ def site(tmp_path):
 def claimed_game(league, names: tuple[str, str]) -> int:
     """A rated game between two bots of these names (straight into the store: one is a name
     the API would refuse), claimed by a slot: in flight, not started."""
-    from arena.league import store
+    from arena.league.db import ledger, roster, schema
 
     with league.db.write() as conn:
-        owner = store.add_user(conn, "owner", "owner-token")
+        owner = roster.add_user(conn, "owner", "owner-token")
         versions = []
         for i, name in enumerate(names):
-            v = store.add_version(
+            v = roster.add_version(
                 conn,
                 owner_id=owner.id,
                 bot_name=name,
@@ -146,13 +147,13 @@ def claimed_game(league, names: tuple[str, str]) -> int:
                 path=f"/bots/{i}",
                 manifest={},
             )
-            store.finish_validation(conn, v.id, {"passed": True}, True, ["stripes"])
+            roster.finish_validation(conn, v.id, {"passed": True}, True, ["stripes"])
             versions.append(v.id)
-        game = store.NewGame(
-            store.GameKind.RATED, "stripes", "stripes", {}, 1, (), {}, versions[0], versions[1]
+        game = ledger.NewGame(
+            schema.GameKind.RATED, "stripes", "stripes", {}, 1, (), {}, versions[0], versions[1]
         )
-        gid = store.create_game(conn, game)
-        assert store.claim_game(conn, gid) is not None
+        gid = ledger.create_game(conn, game)
+        assert ledger.claim_game(conn, gid) is not None
     league.cache.changed()
     return gid
 

@@ -25,18 +25,26 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 from starlette.testclient import TestClient
 from starlette.websockets import WebSocketDisconnect
-from support import BOTS, csrf_of, login, page_client, sqlite_league
 
-from arena.league import migrations, store
+from arena.league import migrations
 from arena.league.challenges import BrowserIO
+from arena.league.db import ledger, roster, schema, views
+from arena.league.db.database import Database
 from arena.league.errors import LeagueError
 from arena.league.service import League
 from arena.league.settings import settings_from_dict
 from arena.referee import GameRecord
 from arena.viewer import replay_data
 
+from .support import BOTS, csrf_of, league_fixture, login, page_client, sqlite_league
+
 #: Papagra on a 3x3 board: two actions a turn, and over within a few turns
 MINI = {"name": "papagra", "label": "mini", "options": {"board": "square 3", "max_turns": 4}}
+
+
+def alice_and_random_py(league: League) -> None:
+    league.add_user("alice")
+    league.add_house_bot("alice", BOTS / "random-py")
 
 
 @contextmanager
@@ -45,26 +53,28 @@ def make(tmp_path: Path, **play: Any) -> Iterator[League]:
     with sqlite_league(
         tmp_path, games=[MINI, "stripes"], isolation="process", play={"clock": "60+1", **play}
     ) as league:
-        league.add_user("alice")
-        league.add_house_bot("alice", BOTS / "random-py")
+        alice_and_random_py(league)
         yield league
 
 
-@pytest.fixture
-def league(tmp_path):
-    with make(tmp_path) as league:
-        yield league
+#: what `make(tmp_path)` makes
+league = league_fixture(
+    setup=alice_and_random_py,
+    games=[MINI, "stripes"],
+    isolation="process",
+    play={"clock": "60+1"},
+)
 
 
-def user(league: League, name: str = "alice") -> store.User:
-    found = league.read_sync(store.user_by_name, name)
+def user(league: League, name: str = "alice") -> roster.User:
+    found = league.read_sync(roster.user_by_name, name)
     assert found is not None
     return found
 
 
 def game_row(league: League, game_id: int) -> Any:
     with league.db.read() as conn:
-        return conn.execute(sa.select(store.games).where(store.games.c.id == game_id)).one()
+        return conn.execute(sa.select(schema.games).where(schema.games.c.id == game_id)).one()
 
 
 async def play_first_legal(io, first_lines: list[str] = ()) -> list[dict[str, Any]]:
@@ -198,7 +208,7 @@ async def test_a_double_click_on_start_starts_one_game(league):
         game.io.submit("resign", None)
         await game.done.wait()
     with league.db.read() as conn:
-        kinds = conn.execute(sa.select(store.games.c.kind)).scalars().all()
+        kinds = conn.execute(sa.select(schema.games.c.kind)).scalars().all()
     assert kinds == ["challenge"]
 
 
@@ -305,9 +315,9 @@ def test_a_challenge_never_becomes_a_job_and_a_stop_fails_it_on_postgresql(tmp_p
     """With workers (`--no-local-games`) the server re-defers a job for every game in flight
     without one; a person's game has none on purpose and must never be handed to a worker,
     and a stop must fail it rather than queue it again (its person is gone)."""
-    from support import postgres_database
-
     from arena.league import queue
+
+    from .support import postgres_database
 
     with postgres_database() as url:
         engine = sa.create_engine(url)
@@ -315,7 +325,7 @@ def test_a_challenge_never_becomes_a_job_and_a_stop_fails_it_on_postgresql(tmp_p
         queue.install_schema(engine)
         engine.dispose()
         settings = settings_from_dict({"database": url, "games": [MINI]}, root=tmp_path)
-        league = League(settings, store.Database(url))
+        league = League(settings, Database(url))
         try:
             league.add_user("alice")
             league.add_house_bot("alice", BOTS / "random-py")
@@ -324,11 +334,11 @@ def test_a_challenge_never_becomes_a_job_and_a_stop_fails_it_on_postgresql(tmp_p
                 challenge = league.challenges._create(
                     conn, alice, settings.game("mini"), "random-py", 0
                 )
-                bot = store.active_bots(conn)[0]["version_id"]
-                rated = store.create_game(
+                bot = views.active_bots(conn)[0]["version_id"]
+                rated = ledger.create_game(
                     conn,
-                    store.NewGame(
-                        kind=store.GameKind.RATED,
+                    ledger.NewGame(
+                        kind=schema.GameKind.RATED,
                         variant="mini",
                         game_name="papagra",
                         options={},
@@ -336,13 +346,13 @@ def test_a_challenge_never_becomes_a_job_and_a_stop_fails_it_on_postgresql(tmp_p
                         opening=(),
                         time_control={},
                         version0=bot,
-                        version1=store.human_version(conn, alice),
+                        version1=roster.human_version(conn, alice),
                     ),
                 )
             with league.db.read() as conn:
                 assert queue.orphans(conn) == [rated]
             with league.db.write() as conn:
-                assert store.void_running(conn, store.VoidKind.SERVER_STOPPED, "stop", 3) == 1
+                assert ledger.void_running(conn, schema.VoidKind.SERVER_STOPPED, "stop", 3) == 1
             assert game_row(league, challenge.game_id).state == "failed"
             assert game_row(league, rated).state == "queued"
         finally:
@@ -369,7 +379,8 @@ def test_a_real_server_stopped_mid_game_fails_it_and_leaves_no_bot_behind(tmp_pa
     import signal
 
     import httpx
-    from support import Server, add_user, cli, make_league
+
+    from .support import Server, add_user, cli, make_league
 
     d = make_league(tmp_path / "league", games='["stripes"]')
     token = add_user(d, "ada")
@@ -392,10 +403,10 @@ def test_a_real_server_stopped_mid_game_fails_it_and_leaves_no_bot_behind(tmp_pa
     finally:
         assert server.stop(signal.SIGTERM) == 0
     assert bot_processes(d) == []  # reaped before the server exited
-    db = store.Database(f"sqlite:///{d / 'league.sqlite'}")
+    db = Database(f"sqlite:///{d / 'league.sqlite'}")
     try:
         with db.read() as conn:
-            row = conn.execute(sa.select(store.games).where(store.games.c.id == game_id)).one()
+            row = conn.execute(sa.select(schema.games).where(schema.games.c.id == game_id)).one()
         assert row.kind == "challenge" and row.state == "failed"
         assert "the server stopped" in row.detail
     finally:

@@ -10,10 +10,11 @@ import tarfile
 
 import pytest
 from starlette.testclient import TestClient
-from support import BOTS, csrf_of, login, page_client, sqlite_league
 
-from arena.league import store
 from arena.league.archives import pack_bot_dir
+from arena.league.db import roster, schema
+
+from .support import BOTS, csrf_of, login, page_client, sqlite_league
 
 EVIL = "<script>alert(1)</script>"
 
@@ -103,7 +104,7 @@ def test_the_form_refuses_a_missing_or_stale_csrf_token(site):
     assert resp.status_code == 403 and "stale or came from another site" in resp.text
     resp = post_archive(client, bot_archive(), headers={"Origin": "http://evil.example"})
     assert resp.status_code == 403
-    assert league.read_sync(store.versions_in_state, store.VersionState.VALIDATING) == []
+    assert league.read_sync(roster.versions_in_state, schema.VersionState.VALIDATING) == []
 
 
 def test_upload_errors_come_back_on_the_form_in_words(site):

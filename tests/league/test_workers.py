@@ -23,10 +23,11 @@ from typing import Any
 
 import pytest
 import sqlalchemy as sa
-from support import BOTS, ROOT, Server, arena, make_league, postgres_database
 
-from arena.league import fleet, store
+from arena.league.db import fleet, ledger, schema
 from arena.league.ratings import Skill, rate
+
+from .support import BOTS, ROOT, Server, arena, make_league, postgres_database
 
 pytestmark = [pytest.mark.slow, pytest.mark.postgres]
 
@@ -166,7 +167,9 @@ def two_bots(tmp: Path) -> list[Path]:
 
 
 @pytest.fixture
-def league(tmp_path):
+def pg_league(tmp_path):
+    """A league directory on PostgreSQL with two random bots and no server (the workers play
+    its games): (directory, database URL, an engine on it)."""
     with postgres_database() as url:
         d = make_league(
             tmp_path / "league",
@@ -333,8 +336,8 @@ def check_every_game_once(
         assert replay[v].sigma == pytest.approx(sigma, abs=1e-6)
 
 
-def test_workers_survive_kills_and_record_every_game_once(league, tmp_path):
-    d, url, engine = league
+def test_workers_survive_kills_and_record_every_game_once(pg_league, tmp_path):
+    d, url, engine = pg_league
     tag = uuid.uuid4().hex[:6]
     names = [f"wa-{tag}", f"wb-{tag}"]
     server = Server(d, "--no-local-games", "--stalled-after", STALLED_AFTER)
@@ -376,11 +379,11 @@ def test_workers_survive_kills_and_record_every_game_once(league, tmp_path):
     check_every_game_once(engine, lost, names[0], 50)
 
 
-def test_worker_slots_keep_session_processes_when_the_league_allows(league, tmp_path):
+def test_worker_slots_keep_session_processes_when_the_league_allows(pg_league, tmp_path):
     """`reuse = true`: a worker's slot keeps each version's process between its games (the
     random bots offer sessions); every game is recorded in full, and stopping the worker
     leaves no bot process."""
-    d, url, engine = league
+    d, url, engine = pg_league
     toml = d / "league.toml"
     toml.write_text(toml.read_text().replace("reuse = false", "reuse = true", 1))
     name = f"ws-{uuid.uuid4().hex[:6]}"
@@ -393,19 +396,19 @@ def test_worker_slots_keep_session_processes_when_the_league_allows(league, tmp_
     wait_until(lambda: live_jobs(engine) == 0, "the queue to drain")
     assert w.stop() == 0
     assert not leftovers(tmp_path, [name]), leftovers(tmp_path, [name])
-    records = [store.decompress_record(r) for (r,) in q(engine, "SELECT data FROM records")]
+    records = [ledger.decompress_record(r) for (r,) in q(engine, "SELECT data FROM records")]
     assert len(records) >= 6
     assert all(rec["turns"] and all(e["kept"] for e in rec["exits"]) for rec in records)
     session_games = sorted(r["session_game"] for rec in records for r in rec["ready"])
     assert session_games[0] == 1 and session_games[-1] >= 4, session_games
 
 
-def test_a_stale_attempt_arriving_late_is_refused(league, tmp_path):
+def test_a_stale_attempt_arriving_late_is_refused(pg_league, tmp_path):
     """Worker a is frozen mid-game (SIGSTOP on it and its slot: a partition); its job stalls and
     worker b replays the game as attempt 2. Thawed, a finishes attempt 1 and tries to record it:
     zero rows updated, nothing written, counted as stale against a. Taken for dead by the
     queue meanwhile, a registers again and goes on playing, with no traceback in its log."""
-    d, url, engine = league
+    d, url, engine = pg_league
     tag = uuid.uuid4().hex[:6]
     names = [f"fa-{tag}", f"fb-{tag}"]
     server = Server(d, "--no-local-games", "--stalled-after", STALLED_AFTER)
@@ -482,21 +485,21 @@ def test_a_stale_attempt_arriving_late_is_refused(league, tmp_path):
     assert "its status was not saved here" in a.log.read_text()
     assert "Traceback" not in a.log.read_text()
     with engine.connect() as conn:
-        g = conn.execute(sa.select(store.games).where(store.games.c.id == game)).one()
+        g = conn.execute(sa.select(schema.games).where(schema.games.c.id == game)).one()
         assert g.state == "finished" and g.attempt == 2
         assert (
             conn.execute(
                 sa.select(sa.func.count())
-                .select_from(store.records)
-                .where(store.records.c.game_id == game)
+                .select_from(schema.records)
+                .where(schema.records.c.game_id == game)
             ).scalar()
             == 1
         )
-        ws = {r.name: r for r in conn.execute(sa.select(store.workers))}
+        ws = {r.name: r for r in conn.execute(sa.select(schema.workers))}
         assert ws[names[0]].stale == 1
         kinds = [
             (v.attempt, v.kind)
-            for v in conn.execute(sa.select(store.voids).where(store.voids.c.game_id == game))
+            for v in conn.execute(sa.select(schema.voids).where(schema.voids.c.game_id == game))
         ]
         assert kinds == [(1, "worker_lost")]
     assert not leftovers(tmp_path, names), leftovers(tmp_path, names)

@@ -32,9 +32,10 @@ from pathlib import Path
 
 import pytest
 import sqlalchemy as sa
-import test_workers
-from support import ADMIN_URL, ROOT, Server
-from test_workers import (
+
+from . import test_workers
+from .support import ADMIN_URL, ROOT, Server
+from .test_workers import (
     STALLED_AFTER,
     Worker,
     check_every_game_once,
@@ -46,7 +47,7 @@ from test_workers import (
     wait_until,
 )
 
-league = test_workers.league  # the fixture: a PostgreSQL league of two random bots
+pg_league = test_workers.pg_league  # the fixture: a PostgreSQL league of two random bots
 
 #: names of what a run makes: namespaces `arena-lan-PID-I`, the bridge `arnb-PID`, the root
 #: ends of the veths `arnv-PID-I` (interface names have at most 15 characters)
@@ -241,9 +242,9 @@ def needs_root_and_local_postgres() -> None:
 
 @pytest.mark.slow
 @pytest.mark.postgres
-def test_workers_in_network_namespaces_need_only_the_database_and_the_server(league, tmp_path):
+def test_workers_in_network_namespaces_need_only_the_database_and_the_server(pg_league, tmp_path):
     needs_root_and_local_postgres()
-    d, url, engine = league
+    d, url, engine = pg_league
     tag = uuid.uuid4().hex[:6]
     names = [f"na-{tag}", f"nb-{tag}"]
     with private_lan(2) as lan:

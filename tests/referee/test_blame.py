@@ -11,8 +11,10 @@ from hypothesis import strategies as st
 from arena.referee.accounting import lateness
 from arena.referee.blame import (
     CPU,
+    PATIENCE,
     WALL,
     Measures,
+    hard_cap,
     host_share,
     judge,
     next_check,
@@ -131,7 +133,8 @@ def test_a_verdict_is_one_thing(m: Measures, d: float, mg: float, c: str) -> Non
 def test_waiting_stops_at_the_hard_cap(m: Measures, d: float, mg: float, c: str) -> None:
     at = next_check(m, d, mg, c)
     cap = (3.0 * d if c == CPU else d) + mg
-    hard = cap + stall_bound(d, mg)
+    hard = cap + max(stall_bound(d, mg), PATIENCE * cap)
+    assert hard == hard_cap(d, mg, c)
     if at is None:
         assert m.wall >= hard
         # at the hard cap every awaited reply is decided: a flag or a stall

@@ -10,9 +10,10 @@ import sys
 import time
 
 import pytest
-from conftest import BOTS, TESTBOT, bot_processes
 
 from arena.cli import main
+
+from .conftest import BOTS, TESTBOT, bot_processes
 
 
 def run(capsys, *argv: str) -> tuple[int, str, str]:

@@ -12,7 +12,8 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from conftest import BOTS, ROOT
+
+from .conftest import BOTS, ROOT
 
 PY = str(BOTS / "random-py")
 

@@ -13,11 +13,12 @@ import sys
 from dataclasses import replace
 
 import pytest
-from conftest import HERE, SESSION_MARK, tbot
 
 from arena.referee import MatchConfig, TimeControl, load_bot, play_match
 from arena.referee.channel import stderr_lines
 from arena.referee.diagnose import quote
+
+from .conftest import HERE, SESSION_MARK, tbot
 
 MISTAKES = HERE / "bots" / "mistakes.py"
 #: short startup: every mistake here ends in a startup failure or a protocol error

@@ -6,9 +6,10 @@ import re
 import sys
 
 import pytest
-from conftest import ROOT, bundled
 
 from arena.referee import MatchConfig, TimeControl, load_bot, play_match
+
+from .conftest import ROOT, bundled
 
 DOC = ROOT / "docs" / "protocol.md"
 

@@ -8,10 +8,11 @@ from __future__ import annotations
 from typing import Any
 
 import trio
-from conftest import bundled
 
 from arena.referee import GameRecord, MatchConfig, TimeControl, play_match
 from arena.referee.human import HumanIO, HumanPlayer
+
+from .conftest import bundled
 
 
 class PolicyIO(HumanIO):

@@ -11,10 +11,11 @@ from contextlib import contextmanager
 
 import pytest
 import trio
-from conftest import bundled, tbot
-from test_match import FAILURES, FAST, check_replays
 
 from arena.referee import MatchConfig, TimeControl, play_match
+
+from .conftest import bundled, tbot
+from .test_match import FAILURES, FAST, check_replays
 
 WRIGGLERS = {"size": "19", "max_turns": "300"}
 

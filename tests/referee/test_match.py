@@ -8,7 +8,6 @@ from dataclasses import replace
 
 import pytest
 import trio
-from conftest import bundled, tbot
 
 from arena.errors import ArenaError
 from arena.games import make_game
@@ -21,6 +20,8 @@ from arena.referee import (
     play_match,
 )
 from arena.sandbox import Limits
+
+from .conftest import bundled, tbot
 
 FAST = TimeControl(startup=10.0, base=10.0, increment=0.1)
 

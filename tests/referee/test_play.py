@@ -11,9 +11,10 @@ import sys
 import time
 
 import pytest
-from conftest import BOTS, ROOT
 
 from arena.referee import GameRecord
+
+from .conftest import BOTS, ROOT
 
 PROMPT = re.compile(r"red, turn (\d+) \(1 action\(s\) left\)> ")
 

@@ -8,12 +8,13 @@ import sys
 from pathlib import Path
 
 import pytest
-from conftest import BOTS
 
 from arena.referee import load_bot
 from arena.referee.bots import BuildError
 from arena.referee.preflight import BotCannotStart, check_startable
 from arena.sandbox.docker import docker_available
+
+from .conftest import BOTS
 
 
 def manifest(tmp_path: Path, text: str) -> Path:

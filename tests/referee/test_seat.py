@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any
 
 import trio
-from conftest import bundled
 
 from arena.games import make_game
 from arena.referee import (
@@ -19,6 +18,8 @@ from arena.referee import (
     TimeControl,
     play_match,
 )
+
+from .conftest import bundled
 
 TC = TimeControl(startup=10.0, base=10.0, increment=0.1)
 

@@ -17,13 +17,13 @@ import trio
 
 from arena.sandbox import LaunchSpec, Limits
 from arena.sandbox.cgroups import BotCgroup, CgroupSystem, sweep_stale
+from arena.sandbox.hostres import processes_of_uid
 from arena.sandbox.limits import BOUNDS
 from arena.sandbox.process import (
     Capabilities,
     ProcessBot,
     ProcessLauncher,
     capabilities,
-    processes_of_uid,
 )
 
 CAPS = capabilities()
@@ -405,7 +405,7 @@ async def test_python_bot_runs_under_its_own_uid():
 
 
 def test_exposures_cover_only_blocked_directories(world: Path):
-    from arena.sandbox.process import exposures_for
+    from arena.sandbox.exposure import exposures_for
 
     world.chmod(0o755)
     closed = world / "closed"
@@ -479,7 +479,7 @@ def test_scratch_base_is_made_again_if_it_went(tmp_path: Path, monkeypatch):
     next bot's directory is made in a base made (and checked) again, not a start failure."""
     import functools
 
-    from arena.sandbox import process
+    from arena.sandbox import hostres
 
     base = tmp_path / "base"
     made: list[bool] = []
@@ -490,10 +490,10 @@ def test_scratch_base_is_made_again_if_it_went(tmp_path: Path, monkeypatch):
         base.mkdir(mode=0o711, exist_ok=True)
         return base
 
-    monkeypatch.setattr(process, "_scratch_base", fake_base)
-    first = process.make_scratch(True)
+    monkeypatch.setattr(hostres, "_scratch_base", fake_base)
+    first = hostres.make_scratch(True)
     assert first.parent == base and first.stat().st_mode & 0o777 == 0o700
-    assert process.make_scratch(True) != first and made == [True]  # checked once
+    assert hostres.make_scratch(True) != first and made == [True]  # checked once
     shutil.rmtree(base)
-    again = process.make_scratch(True)
+    again = hostres.make_scratch(True)
     assert again.parent == base and again.is_dir() and made == [True, True]

@@ -152,13 +152,14 @@ def no_fork(*args, **kwargs):
 async def test_the_spawner_forks_bots_as_the_arenas_own_children(monkeypatch):
     """The bot spawner (arena/sandbox/zygote.py) forks the bots, yet each is this process's
     child (CLONE_PARENT): waited for, reaped and signalled like one of its own forks."""
-    from arena.sandbox import process, zygote
+    from arena.sandbox import spawner as forks
+    from arena.sandbox import zygote
 
     if zygote.clone_number() is None:
         pytest.skip("no bot spawner on this machine (architecture)")
-    spawner = process._spawner_of(os.getpid(), threading.get_ident())
+    spawner = forks._spawner_of(os.getpid(), threading.get_ident())
     assert spawner is not None and serving(spawner)
-    monkeypatch.setattr(process, "_fork", no_fork)
+    monkeypatch.setattr(forks, "_fork", no_fork)
     async with trio.open_nursery() as nursery:
         bot = await launcher_for("process").start(_ppid_and_uid(), nursery)
         async with bot:
@@ -183,15 +184,16 @@ async def test_bots_have_no_capabilities_whoever_forks_them(forker, monkeypatch)
     doing it: a bot it forks has an empty bounding set all the same, as one the arena forks
     itself (and no capability in any other set, the second bot of a spawner too)."""
     from arena.sandbox import process, zygote
+    from arena.sandbox import spawner as forks
 
     if forker == "spawner":
         if zygote.clone_number() is None:
             pytest.skip("no bot spawner on this machine (architecture)")
-        spawner = process._spawner_of(os.getpid(), threading.get_ident())
+        spawner = forks._spawner_of(os.getpid(), threading.get_ident())
         assert spawner is not None and serving(spawner)
-        monkeypatch.setattr(process, "_fork", no_fork)
+        monkeypatch.setattr(forks, "_fork", no_fork)
     else:
-        monkeypatch.setattr(process, "_spawner", lambda: None)
+        monkeypatch.setattr(forks, "_spawner", lambda: None)
     async with trio.open_nursery() as nursery:
         for _ in range(2):
             sets = await _capability_sets(nursery)
@@ -205,17 +207,18 @@ async def test_bots_have_no_capabilities_whoever_forks_them(forker, monkeypatch)
 async def test_bots_outlive_a_dead_spawner_and_later_ones_are_forked_here(monkeypatch):
     """A spawner that dies costs nothing: its bots are the arena's children and play on,
     and the next bots are forked by the arena itself, as contained as before."""
-    from arena.sandbox import process, zygote
+    from arena.sandbox import spawner as forks
+    from arena.sandbox import zygote
 
     if zygote.clone_number() is None:
         pytest.skip("no bot spawner on this machine (architecture)")
-    spawner = process._Spawner()  # a spawner of this test's own (the shared one stays)
-    monkeypatch.setattr(process, "_spawner", lambda: spawner if spawner.serving() else None)
+    spawner = forks._Spawner()  # a spawner of this test's own (the shared one stays)
+    monkeypatch.setattr(forks, "_spawner", lambda: spawner if spawner.serving() else None)
     try:
         assert serving(spawner)
         async with trio.open_nursery() as nursery:
             with monkeypatch.context() as m:
-                m.setattr(process, "_fork", no_fork)
+                m.setattr(forks, "_fork", no_fork)
                 first = await launcher_for("process").start(_ppid_and_uid(), nursery)
             async with first:
                 before = await _ids(first)
@@ -239,21 +242,21 @@ async def test_bots_outlive_a_dead_spawner_and_later_ones_are_forked_here(monkey
 async def test_bots_are_forked_here_until_the_spawner_serves(monkeypatch):
     """The spawner starts in the background: a bot started before it says it is ready is
     forked by the arena itself (a single game never waits for the spawner's start)."""
-    from arena.sandbox import process
+    from arena.sandbox import spawner as forks
 
-    spawner = process._Spawner.__new__(process._Spawner)  # one that has not said it is ready
+    spawner = forks._Spawner.__new__(forks._Spawner)  # one that has not said it is ready
     spawner.broken, spawner.ready = False, False
     spawner.sock, other = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
     spawner.sock.setblocking(False)
-    monkeypatch.setattr(process, "_spawner_of", lambda pid, thread: spawner)
+    monkeypatch.setattr(forks, "_spawner_of", lambda pid, thread: spawner)
     try:
-        assert process._spawner() is None
+        assert forks._spawner() is None
         async with trio.open_nursery() as nursery:
             bot = await launcher_for("process").start(_ppid_and_uid(), nursery)
             async with bot:
                 assert (await _ids(bot))[0] == os.getpid()
         other.send(b"ready")
-        assert process._spawner() is spawner
+        assert forks._spawner() is spawner
     finally:
         spawner.sock.close()
         other.close()

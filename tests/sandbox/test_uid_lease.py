@@ -15,7 +15,8 @@ import pytest
 import trio
 
 from arena.sandbox import LaunchSpec, SandboxFault
-from arena.sandbox.process import ProcessLauncher, UidLease, capabilities
+from arena.sandbox.hostres import UidLease
+from arena.sandbox.process import ProcessLauncher, capabilities
 
 CAPS = capabilities()
 pytestmark = pytest.mark.skipif(not CAPS.uids, reason="needs root (unique uids)")
@@ -96,7 +97,7 @@ def test_the_lock_directory_is_made_again_if_it_went(uid: int, tmp_path: Path, m
     made (and checked) again at the next lease instead of failing the start."""
     import functools
 
-    from arena.sandbox import process
+    from arena.sandbox import hostres
 
     lockdir = tmp_path / "uids"
     made: list[str] = []
@@ -107,7 +108,7 @@ def test_the_lock_directory_is_made_again_if_it_went(uid: int, tmp_path: Path, m
         made.append(str(lockdir))
         return str(lockdir)
 
-    monkeypatch.setattr(process, "_checked_lock_dir", fake_dir)
+    monkeypatch.setattr(hostres, "_checked_lock_dir", fake_dir)
     UidLease.acquire(uid, 1).release(clean=True)
     UidLease.acquire(uid, 1).release(clean=True)
     assert len(made) == 1 and (lockdir / f"{uid}.lock").read_bytes() == UidLease.CLEAN

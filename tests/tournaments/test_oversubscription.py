@@ -15,11 +15,12 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tournament_helpers import BOTS, REPO, write_config
 
 from arena.errors import ArenaError
 from arena.oversubscription import OversubscribedError, available_cpus, check_concurrency
 from arena.tournaments.config import load_config
+
+from .tournament_helpers import BOTS, REPO, write_config
 
 CPUS = available_cpus()
 

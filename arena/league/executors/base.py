@@ -2,13 +2,13 @@
 
 The scheduler is the `JobSource`: an executor asks it for the next game whenever it has a free
 slot (`next_job`, which claims the game row with a new attempt number) and hands every outcome
-back (`finished`), which records it under the store's exactly-once rule (arena/league/store.py:
-a conditional update on game, attempt and state running; a stale outcome changes nothing). So
-an executor never writes to the database itself and never decides what is rated: it reports a
-game record (the bot's fault is inside it, a rated result) or a platform fault (`void`, unrated,
-replayed). Pulling rather than pushing keeps the queue in the database, where the API shows it,
-and means a lost executor loses only the games it was playing, which `void_running` or a stalled
-job's retry requeue.
+back (`finished`), which records it under the ledger's exactly-once rule
+(arena/league/db/ledger.py: a conditional update on game, attempt and state running; a stale
+outcome changes nothing). So an executor never writes to the database itself and never decides
+what is rated: it reports a game record (the bot's fault is inside it, a rated result) or a
+platform fault (`void`, unrated, replayed). Pulling rather than pushing keeps the queue in the
+database, where the API shows it, and means a lost executor loses only the games it was
+playing, which `void_running` or a stalled job's retry requeue.
 
 Implementations: `InProcessExecutor` (referee worker processes on this machine, the default)
 and `QueueExecutor` (executors/remote.py: procrastinate jobs played by `arena league worker`s
@@ -24,8 +24,9 @@ from typing import Any
 
 import trio
 
+from arena.league.db.ledger import Claim
+from arena.league.db.schema import VoidKind
 from arena.league.settings import LeagueSettings
-from arena.league.store import Claim, VoidKind
 
 
 @dataclass(frozen=True)

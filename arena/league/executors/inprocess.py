@@ -18,9 +18,9 @@ import math
 
 import trio
 
+from arena.league.db.schema import VoidKind, void_kind_of
 from arena.league.executors.base import Executor, GameJob, JobSource, Outcome
 from arena.league.live import LiveGames
-from arena.league.store import VoidKind, void_kind_of
 from arena.tournaments.runner import WorkerDied, WorkerProcess
 from arena.tournaments.worker import record_text
 

@@ -25,7 +25,9 @@ from __future__ import annotations
 
 import trio
 
-from arena.league import fleet, queue, store
+from arena.league import queue
+from arena.league.db import fleet, ledger, schema, views
+from arena.league.db.database import Database
 from arena.league.executors.base import Executor, JobSource
 from arena.league.scheduler import Scheduler
 from arena.league.settings import LeagueSettings
@@ -81,7 +83,7 @@ class QueueExecutor(Executor):
             await trio.to_thread.run_sync(self.fill, source)
             await trio.sleep(self.poll)
 
-    def _publish(self, db: store.Database) -> None:
+    def _publish(self, db: Database) -> None:
         with db.write() as conn:
             fleet.worker_secret(conn)
             fleet.set_meta(conn, "stalled_after", str(self.stalled_after))
@@ -100,9 +102,9 @@ class QueueExecutor(Executor):
                 queue.defer_game(self.app, conn, gid, self.params)
                 n += 1
             capacity = fleet.live_capacity(conn, self.stalled_after)
-            counts = store.counts(conn)
-        queued = counts.get(store.GameState.QUEUED, 0)
-        in_flight = queued + counts.get(store.GameState.RUNNING, 0)
+            counts = views.counts(conn)
+        queued = counts.get(schema.GameState.QUEUED, 0)
+        in_flight = queued + counts.get(schema.GameState.RUNNING, 0)
         if self._filled:  # a queue that was short of games to plan says nothing of its depth
             self.headroom = adapt_headroom(self.headroom, queued, capacity)
         target = max(self.settings.concurrency, round(self.headroom * capacity))
@@ -114,7 +116,7 @@ class QueueExecutor(Executor):
                 if pairing is None:
                     self._filled = False
                     break
-                gid = store.create_game(conn, scheduler._new_game(pairing))
+                gid = ledger.create_game(conn, scheduler._new_game(pairing))
                 queue.defer_game(self.app, conn, gid, self.params)
             in_flight += 1
             n += 1

@@ -3,7 +3,7 @@
 `upgrade` brings a database to the newest revision (`arena league init` and `arena league
 migrate` call it); `check_current` lets `arena league serve` refuse a database an older or newer
 arena left, instead of failing on the first query. The revisions in versions/ are written out
-by hand from arena/league/store.py's tables (autogenerate as a starting point), never edited
+by hand from arena/league/db/schema.py's tables (autogenerate as a starting point), never edited
 once released; tests check that the migrated schema equals the tables.
 """
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from alembic import context
 
-from arena.league.store import metadata
+from arena.league.db.schema import metadata
 
 engine = context.config.attributes["engine"]
 with engine.connect() as connection:

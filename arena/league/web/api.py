@@ -15,9 +15,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from arena.league.db.schema import OUTCOMES
 from arena.league.errors import LeagueError
 from arena.league.service import League
-from arena.league.store import OUTCOMES
 
 MAX_LIMIT = 200
 

@@ -1,4 +1,4 @@
-"""Who is looking at a page: the login session and the cross-site request forgery guard.
+"""Who is looking at a page: the login session, its epoch, login and logout.
 
 People log in with their API token (the same one the CLI and the API use; there are no
 passwords to leak). The session is Starlette's signed cookie (itsdangerous), HttpOnly and
@@ -15,48 +15,34 @@ request anyway (so the check costs no query), nothing has to be pruned, and "log
 everywhere" is what a person who logs out of a shared or stolen browser wants; the price is
 that logging out on one device logs out the others too.
 
-Every state-changing form carries the session's CSRF token in a hidden `csrf` field and its
-handler calls `check_csrf`, which also refuses a cross-origin `Origin` header. SameSite=Lax
-alone would stop most forgeries; the token covers old browsers and same-site subdomains.
+The CSRF guard every form handler calls (`check_csrf`) lives in `session`, which `render`
+shares: this module renders the login page, so the guard cannot live here.
 """
 
 from __future__ import annotations
 
-import hmac
 import secrets
-from typing import Any
-from urllib.parse import urlsplit
 
-from starlette.datastructures import FormData
 from starlette.middleware import Middleware
 from starlette.middleware.sessions import SessionMiddleware
 from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from arena.league import fleet, store
 from arena.league.errors import LeagueError
-from arena.league.service import League
+from arena.league.service import League, User
+from arena.league.web.render import render
+from arena.league.web.session import check_csrf
 
-#: meta key of the session signing key
-SESSION_SECRET = "session_secret"
 COOKIE = "arena_session"
 #: a login lasts this long without a visit
 MAX_AGE = 14 * 24 * 3600
 
 
-def session_secret(conn: Any) -> str:
-    secret = fleet.get_meta(conn, SESSION_SECRET)
-    if secret is None:
-        secret = secrets.token_urlsafe(32)
-        fleet.set_meta(conn, SESSION_SECRET, secret)
-    return secret
-
-
 def session_middleware(league: League, *, https_only: bool = False) -> Middleware:
     return Middleware(
         SessionMiddleware,
-        secret_key=league.write_sync(session_secret),
+        secret_key=league.session_secret_sync(),
         session_cookie=COOKIE,
         max_age=MAX_AGE,
         same_site="lax",
@@ -68,23 +54,14 @@ def _league(request: Request) -> League:
     return request.app.state.league
 
 
-def csrf_token(request: Request) -> str:
-    """The token forms must echo; made lazily so anonymous visitors get one for the login form."""
-    token = request.session.get("csrf")
-    if not token:
-        token = secrets.token_urlsafe(24)
-        request.session["csrf"] = token
-    return token
-
-
-async def current_user(request: Request) -> store.User | None:
+async def current_user(request: Request) -> User | None:
     """The logged-in user, looked up once per request (`request.state.user` remembers it)."""
     if hasattr(request.state, "user"):
         return request.state.user
     user = None
     uid = request.session.get("uid")
     if isinstance(uid, int):
-        user = await _league(request).read(store.user_by_id, uid)
+        user = await _league(request).user(uid)
         if user is None or user.disabled or request.session.get("epoch") != user.session_epoch:
             request.session.pop("uid", None)
             request.session.pop("epoch", None)
@@ -93,37 +70,12 @@ async def current_user(request: Request) -> store.User | None:
     return user
 
 
-async def require_user(request: Request) -> store.User:
+async def require_user(request: Request) -> User:
     """The logged-in user, or 401 (pages turn it into a redirect to the login form)."""
     user = await current_user(request)
     if user is None:
         raise LeagueError("log in first", status=401)
     return user
-
-
-def _same_origin(request: Request) -> bool:
-    origin = request.headers.get("origin")
-    if origin is None or origin == "null":
-        return origin is None
-    o = urlsplit(origin)
-    return (o.netloc or "").lower() == (request.headers.get("host") or "").lower()
-
-
-async def check_csrf(request: Request) -> FormData:
-    """The request's form, once its CSRF token and origin are checked (403 otherwise)."""
-    form = await request.form()
-    sent = form.get("csrf")
-    expected = request.session.get("csrf")
-    if (
-        not isinstance(sent, str)
-        or not expected
-        or not hmac.compare_digest(sent.encode(), str(expected).encode())
-        or not _same_origin(request)
-    ):
-        raise LeagueError(
-            "this form is stale or came from another site; reload and retry", status=403
-        )
-    return form
 
 
 def _safe_next(target: str | None) -> str:
@@ -134,19 +86,15 @@ def _safe_next(target: str | None) -> str:
 
 
 async def login_page(request: Request) -> Response:
-    from arena.league.web.render import render
-
     await current_user(request)
     return render(request, "login.html", next=_safe_next(request.query_params.get("next")))
 
 
 async def login(request: Request) -> Response:
-    from arena.league.web.render import render
-
     form = await check_csrf(request)
     token = str(form.get("token") or "").strip()
     target = _safe_next(str(form.get("next") or "/"))
-    user = await _league(request).read(store.user_by_token, token) if token else None
+    user = await _league(request).token_user(token) if token else None
     if user is None or user.disabled:
         return render(
             request, "login.html", status=401, next=target, error="unknown or disabled token"
@@ -165,7 +113,7 @@ async def logout(request: Request) -> Response:
     await check_csrf(request)
     user = await current_user(request)
     if user is not None:
-        await _league(request).write(store.end_sessions, user.id)
+        await _league(request).end_sessions(user)
     request.session.clear()
     return RedirectResponse("/", status_code=303)
 

@@ -21,7 +21,7 @@ includes `_live_game.html` with `live_context(...)` while the game is queued or 
 shows it in the shared viewer advancing by itself (static/live.js). Without JavaScript the game
 page shows the position when it was made and refreshes itself every few seconds.
 
-In flight means one thing everywhere: claimed by a slot or a worker (`store.in_flight`, state
+In flight means one thing everywhere: claimed by a slot or a worker (`views.in_flight`, state
 running), started or not; `in_flight_games` reads it once for /live's list and for the home
 page's count and list, with the turns so far of the games this server plays. Both pages update
 themselves: `/live/events` and `/live/events/home` are event streams of a `status` event
@@ -40,13 +40,15 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from arena.league import store
+from arena.league.db import schema, views
 from arena.league.errors import LeagueError
 from arena.league.live import LiveGame
 from arena.league.service import League
 from arena.league.web.auth import current_user
-from arena.league.web.render import render, render_block
+from arena.league.web.render import reason_words, render, render_block
 from arena.league.web.sse import PING, Emit, EventStream
+from arena.referee.record import GameRecord, RecordError
+from arena.viewer import replay_data
 
 #: games in flight a page lists (a league plays a few dozen at once at most)
 IN_FLIGHT_LIMIT = 100
@@ -69,14 +71,14 @@ def _game_id(request: Request) -> int:
 
 def _in_flight_data(conn: Any, limit: int) -> dict[str, Any]:
     return {
-        "games": store.in_flight(conn, limit=limit),
-        "counts": store.counts(conn),
-        "recent": store.list_games(conn, limit=RECENT_GAMES, offset=0),
+        "games": views.in_flight(conn, limit=limit),
+        "counts": views.counts(conn),
+        "recent": views.list_games(conn, limit=RECENT_GAMES, offset=0),
     }
 
 
 async def in_flight_games(league: League) -> dict[str, Any]:
-    """The games in flight (`store.in_flight`), each with `live`: its summary (turns so far,
+    """The games in flight (`views.in_flight`), each with `live`: its summary (turns so far,
     watchers) while this server plays it, else None (claimed but not started yet, or played by
     a remote worker); `more`: the list stopped at IN_FLIGHT_LIMIT; `counts` (games by state)
     and `recent` (the last finished games), read in the same transaction, for the home page."""
@@ -95,8 +97,6 @@ async def in_flight_games(league: League) -> dict[str, Any]:
 
 
 def _block_context(data: dict[str, Any]) -> dict[str, Any]:
-    from arena.league.web.pages import reason_words
-
     return {**data, "reason_words": reason_words}
 
 
@@ -138,7 +138,7 @@ async def watch_page(request: Request) -> Response:
     ended before its watcher came is opened at its end with a word saying so (`?ended`)."""
     game_id = _game_id(request)
     game = await _league(request).game(game_id)
-    over = game["state"] not in (store.GameState.QUEUED, store.GameState.RUNNING)
+    over = game["state"] not in (schema.GameState.QUEUED, schema.GameState.RUNNING)
     return RedirectResponse(f"/games/{game_id}{'?ended=1' if over else ''}", status_code=303)
 
 
@@ -155,11 +155,8 @@ async def live_context(league: League, game_id: int) -> dict[str, Any]:
     }
 
 
-async def _replay(league: League, game_id: int) -> dict[str, Any] | None:
+async def finished_replay(league: League, game_id: int) -> dict[str, Any] | None:
     """The finished game's replay (the record without the owners' stderr and logs)."""
-    from arena.referee.record import GameRecord, RecordError
-    from arena.viewer import replay_data
-
     try:
         record = GameRecord.from_dict(await league.record(game_id))
         return await trio.to_thread.run_sync(replay_data, record)

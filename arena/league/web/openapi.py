@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from arena.league.store import OUTCOMES, SHOWN_VERSION_STATES, GameState, VersionState
+from arena.league.db.schema import OUTCOMES, SHOWN_VERSION_STATES, GameState, VersionState
 
 
 def _nullable(t: str) -> dict[str, Any]:

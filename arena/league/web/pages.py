@@ -29,14 +29,14 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from arena.league import privacy, store
+from arena.league import privacy
+from arena.league.db import schema, views
 from arena.league.errors import LeagueError
-from arena.league.service import League, bot_id_filter
-from arena.league.web.auth import check_csrf, current_user, require_user
-from arena.league.web.live import _replay, in_flight_games, live_context
-from arena.league.web.render import render
-from arena.referee.channel import STDERR_SEPARATOR
-from arena.referee.record import reason_text
+from arena.league.service import League, User, bot_id_filter
+from arena.league.web.auth import current_user, require_user
+from arena.league.web.live import finished_replay, in_flight_games, live_context
+from arena.league.web.render import reason_words, render
+from arena.league.web.session import check_csrf
 from arena.viewer.charts import line_chart
 
 #: rows per page of the leaderboard and of the games list
@@ -87,7 +87,7 @@ class ReplayCache:
         if game_id in self._entries:
             self._entries.move_to_end(game_id)
             return self._entries[game_id]
-        replay = await _replay(league, game_id)
+        replay = await finished_replay(league, game_id)
         self._entries[game_id] = replay
         while len(self._entries) > self.size:
             self._entries.popitem(last=False)
@@ -115,18 +115,6 @@ def _path_id(request: Request, name: str = "game_id") -> int:
     if not raw.isdigit() or len(raw) > 18:
         raise LeagueError(f"no game {raw!r}", status=404)
     return int(raw)
-
-
-def reason_words(game: dict[str, Any], *, full: bool = False) -> str:
-    """How a game ended, in the referee's words (the record's detail: "blue (x) ran out of
-    time"), without the stderr tail the referee appends for a bot that failed to start unless
-    `full`; the reason code spelled out when there is no detail."""
-    detail = game.get("detail") or ""
-    if not full:
-        detail = detail.partition(STDERR_SEPARATOR)[0]
-    if detail:
-        return detail
-    return reason_text(game.get("reason") or game.get("state"))
 
 
 def charts(series: list[tuple[str, Any]], *, title: str, x_label: str) -> Markup:
@@ -174,7 +162,7 @@ def _result_for(game: dict[str, Any], bot: str) -> str:
 
 
 def _home_data(conn: Any, variants: tuple[str, ...]) -> dict[str, Any]:
-    return {"tops": {v: store.leaderboard(conn, v, limit=3, offset=0) for v in variants}}
+    return {"tops": {v: views.leaderboard(conn, v, limit=3, offset=0) for v in variants}}
 
 
 async def home(request: Request) -> Response:
@@ -221,20 +209,20 @@ def _sort_params(request: Request) -> tuple[str, bool]:
 def _leaderboard_data(
     conn: Any, variant: str, sort: str, descending: bool, offset: int
 ) -> dict[str, Any]:
-    rows = store.leaderboard(
+    rows = views.leaderboard(
         conn, variant, limit=LEADERBOARD_PAGE + 1, offset=offset, sort=sort, descending=descending
     )
-    top = store.leaderboard(conn, variant, limit=CHART_BOTS, offset=0)
+    top = views.leaderboard(conn, variant, limit=CHART_BOTS, offset=0)
     return {
         "rows": rows,
         # only a page past the end needs the size (to name the last page)
-        "size": store.leaderboard_size(conn, variant) if offset and not rows else None,
-        "forfeits": store.forfeit_kinds(conn, variant, [r["version_id"] for r in rows]),
+        "size": views.leaderboard_size(conn, variant) if offset and not rows else None,
+        "forfeits": views.forfeit_kinds(conn, variant, [r["version_id"] for r in rows]),
         "history": [
             (
                 f"{r['bot']} v{r['version']}",
                 r["games"],
-                store.rating_history(conn, r["version_id"], variant, limit=CHART_GAMES),
+                views.rating_history(conn, r["version_id"], variant, limit=CHART_GAMES),
             )
             for r in top
         ],
@@ -294,7 +282,7 @@ async def leaderboard(request: Request) -> Response:
     )
 
 
-def _numbered(points: list[store.RatingPoint], games: int) -> list[tuple[float, float]]:
+def _numbered(points: list[views.RatingPoint], games: int) -> list[tuple[float, float]]:
     """The last points of a version's history against its game count (the last one is its
     `games`th game), from the rating it had before the first of them."""
     if not points:
@@ -310,14 +298,14 @@ def _numbered(points: list[store.RatingPoint], games: int) -> list[tuple[float, 
 
 #: the states the games page lists: finished games (the default) or failed ones (voided
 #: `max_attempts` times: the home page's "N failed" links there)
-GAME_LIST_STATES = (store.GameState.FINISHED, store.GameState.FAILED)
+GAME_LIST_STATES = (schema.GameState.FINISHED, schema.GameState.FAILED)
 
 
 def _games_data(
     conn: Any, bot: str | None, variant: str | None, before: int | None, state: str
 ) -> list[dict[str, Any]]:
     bot_id = bot_id_filter(conn, bot)
-    return store.list_games(
+    return views.list_games(
         conn,
         limit=GAMES_PAGE + 1,
         offset=0,
@@ -337,7 +325,7 @@ async def games_list(request: Request) -> Response:
         league.check_variant(variant)
     bot = q.get("bot") or None
     before = _query_int(request, "before", 1)
-    state = q.get("state") or store.GameState.FINISHED
+    state = q.get("state") or schema.GameState.FINISHED
     if state not in GAME_LIST_STATES:
         raise LeagueError(
             f"state: expected one of {', '.join(GAME_LIST_STATES)}, got {state!r}",
@@ -347,7 +335,7 @@ async def games_list(request: Request) -> Response:
 
     rows = await league.cached_read(_games_data, bot, variant, before, state)
     page, more = rows[:GAMES_PAGE], len(rows) > GAMES_PAGE
-    failed = state == store.GameState.FAILED
+    failed = state == schema.GameState.FAILED
     keep = {k: v for k, v in (("variant", variant), ("bot", bot), ("state", failed and state)) if v}
     if before is not None and not page:
         return past_end(
@@ -378,7 +366,7 @@ async def game_page(request: Request) -> Response:
     league = _league(request)
     game_id = _path_id(request)
     game = await league.game(game_id)
-    seats = await league.read(store.game_seats, game_id)
+    seats = await league.read(views.game_seats, game_id)
     replay = None
     if game["state"] == "finished":
         replay = await _replays(request).get(league, game_id)
@@ -413,22 +401,22 @@ async def game_logs(request: Request) -> Response:
 
 def _bot_data(conn: Any, name: str) -> dict[str, Any] | None:
     """Everything public on a bot's page (shared through the read cache)."""
-    detail = store.bot_detail(conn, name)
+    detail = views.bot_detail(conn, name)
     if detail is None:
         return None
     # public: the reports without the bot's stderr and build output (its owner reads them on
     # each version's submission page)
     vs = [
         dataclasses.replace(v, validation=privacy.public_report(v.validation))
-        for v in store.bot_versions(conn, detail["id"])
+        for v in views.bot_versions(conn, detail["id"])
     ]
     return {
         "bot": detail,
         "versions": vs,
-        "ratings": {v.id: store.version_ratings(conn, v.id) for v in vs[:10]},
-        "history": store.bot_rating_history(conn, detail["id"], limit=BOT_HISTORY),
-        "games": store.list_games(conn, limit=BOT_GAMES, offset=0, bot_id=detail["id"]),
-        "crosstable": store.crosstable(
+        "ratings": {v.id: views.version_ratings(conn, v.id) for v in vs[:10]},
+        "history": views.bot_rating_history(conn, detail["id"], limit=BOT_HISTORY),
+        "games": views.list_games(conn, limit=BOT_GAMES, offset=0, bot_id=detail["id"]),
+        "crosstable": views.crosstable(
             conn, detail["id"], limit=BOT_OPPONENTS, games=BOT_CROSSTABLE_GAMES
         ),
     }
@@ -440,7 +428,7 @@ async def bot_page(request: Request) -> Response:
     name = request.path_params["name"]
 
     data = await league.cached_read(_bot_data, name)
-    if data is None or data["bot"]["name"].startswith(store.HUMAN_PREFIX):
+    if data is None or data["bot"]["name"].startswith(schema.HUMAN_PREFIX):
         raise LeagueError(f"no bot {name!r}", status=404)
     bot = data["bot"]
     owner = user is not None and (user.is_admin or user.id == bot["owner_id"])
@@ -479,10 +467,10 @@ async def bot_page(request: Request) -> Response:
     )
 
 
-async def _retire_page(request: Request, user: store.User, name: str, error: str = "") -> Response:
+async def _retire_page(request: Request, user: User, name: str, error: str = "") -> Response:
     league = _league(request)
     data = await league.cached_read(_bot_data, name)
-    if data is None or data["bot"]["name"].startswith(store.HUMAN_PREFIX):
+    if data is None or data["bot"]["name"].startswith(schema.HUMAN_PREFIX):
         raise LeagueError(f"no bot {name!r}", status=404)
     bot = data["bot"]
     if not (user.is_admin or user.id == bot["owner_id"]):

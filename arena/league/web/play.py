@@ -21,11 +21,12 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route, WebSocketRoute
 from starlette.websockets import WebSocket, WebSocketDisconnect
 
-from arena.league import store
+from arena.league.db import views
 from arena.league.errors import LeagueError
 from arena.league.service import League
-from arena.league.web.auth import _same_origin, check_csrf, current_user, require_user
+from arena.league.web.auth import current_user, require_user
 from arena.league.web.render import render
+from arena.league.web.session import check_csrf, same_origin
 
 #: the longest message a page may send (a line of notation is far shorter)
 MAX_MESSAGE = 4096
@@ -49,7 +50,7 @@ def _clock_choices(league: League) -> list[str]:
 async def _form(request: Request, status: int = 200, **context: Any) -> Response:
     league = _league(request)
     user = await require_user(request)
-    bots = await league.read(store.active_bots)
+    bots = await league.read(views.active_bots)
     playing = league.challenges.of_user(user.id)
     values = {
         "variant": league.variants[0] if league.variants else "",
@@ -133,7 +134,7 @@ async def play_socket(ws: WebSocket) -> None:
     refusal = None
     if challenge is None:
         refusal = "this game is not in play on this server"
-    elif user is None or user.id != challenge.user_id or not _same_origin(ws):  # type: ignore[arg-type]
+    elif user is None or user.id != challenge.user_id or not same_origin(ws):  # type: ignore[arg-type]
         refusal = "only the person playing this game can play it"
     await ws.accept()
     if refusal is not None or challenge is None:

@@ -9,7 +9,8 @@ the shared replay viewer's JS/CSS, the favicon) are served by `static_routes`, n
 Two filters keep the pages saying things one way: `when` writes every timestamp in one format
 ("2026-01-31 12:34 UTC") inside a `<time datetime>` that machines read, and `words` writes a
 reason code (a game's end, a voided attempt's kind) in the words of the one table beside the
-codes (arena.referee.record.REASON_WORDS, arena.league.store.VOID_WORDS).
+codes (arena.referee.record.REASON_WORDS, arena.league.db.schema.VOID_WORDS). `reason_words`, which
+the games tables of every page call, says how a game ended in the referee's own words.
 """
 
 from __future__ import annotations
@@ -26,8 +27,9 @@ from starlette.responses import FileResponse, HTMLResponse
 from starlette.routing import Mount, Route
 from starlette.staticfiles import StaticFiles
 
-from arena.league.store import VOID_WORDS
-from arena.league.web.auth import csrf_token
+from arena.league.db.schema import VOID_WORDS
+from arena.league.web.session import csrf_token
+from arena.referee.channel import STDERR_SEPARATOR
 from arena.referee.record import reason_text
 from arena.viewer import static_path as viewer_static_path
 
@@ -70,6 +72,18 @@ def words(code: Any) -> str:
     """A reason code (a game's end, a void's kind) in words."""
     text = "" if code is None else str(code)
     return VOID_WORDS.get(text) or reason_text(text)
+
+
+def reason_words(game: dict[str, Any], *, full: bool = False) -> str:
+    """How a game ended, in the referee's words (the record's detail: "blue (x) ran out of
+    time"), without the stderr tail the referee appends for a bot that failed to start unless
+    `full`; the reason code spelled out when there is no detail."""
+    detail = game.get("detail") or ""
+    if not full:
+        detail = detail.partition(STDERR_SEPARATOR)[0]
+    if detail:
+        return detail
+    return reason_text(game.get("reason") or game.get("state"))
 
 
 @cache

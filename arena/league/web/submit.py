@@ -24,12 +24,14 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from arena.league import privacy, store
+from arena.league import privacy
+from arena.league.db import views
 from arena.league.errors import LeagueError
 from arena.league.service import League
 from arena.league.web.api import archive_form, archive_from_form, check_declared_size
-from arena.league.web.auth import check_csrf, current_user, require_user
+from arena.league.web.auth import current_user, require_user
 from arena.league.web.render import environment, render
+from arena.league.web.session import check_csrf
 from arena.league.web.sse import PING, Emit, EventStream
 
 #: what the pages call a version's state while and after it is validated
@@ -101,17 +103,9 @@ async def _status(league: League, version_id: int, user: Any = None) -> dict[str
     """Everything the status block shows (404 for an unknown id): the report as its owner
     (or an admin) may read it, with the bot's stderr, else as everyone may."""
 
-    def run(conn: Any) -> dict[str, Any]:
-        v = store.version(conn, version_id)
-        if v is None:
-            raise LeagueError("no such submission", status=404)
-        ahead = 0
-        if v.state == store.VersionState.VALIDATING:
-            waiting = store.versions_in_state(conn, store.VersionState.VALIDATING)
-            ahead = sum(1 for w in waiting if w.id < v.id)
-        return {"version": v, "ahead": ahead}
-
-    info = await league.read(run)
+    info = await league.read(views.submission, version_id)
+    if info is None:
+        raise LeagueError("no such submission", status=404)
     v = info["version"]
     state = league.version_state(v.state, v.id)
     owner = league.sees_private(user, v.owner_id)

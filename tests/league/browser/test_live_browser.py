@@ -11,15 +11,14 @@ is still being played when the page opens. Screenshots of every page are saved u
 from __future__ import annotations
 
 import re
-import sys
 import time
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from support import (
+from arena.league.archives import pack_bot_dir
+
+from ..support import (
     BOTS,
     Server,
     add_slow_bots,
@@ -31,8 +30,6 @@ from support import (
     wait,
 )
 
-from arena.league.archives import pack_bot_dir
-
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
 
@@ -40,7 +37,7 @@ driver = driver_fixture()
 
 
 @pytest.fixture(scope="module")
-def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, str]]:
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, str]]:
     tmp = tmp_path_factory.mktemp("live-league")
     d = make_league(
         tmp / "league",
@@ -57,10 +54,10 @@ def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, s
         yield server, token
 
 
-def test_log_in_submit_and_see_the_validation_and_the_leaderboard(driver, league, tmp_path):
+def test_log_in_submit_and_see_the_validation_and_the_leaderboard(driver, served, tmp_path):
     from selenium.webdriver.common.by import By
 
-    server, token = league
+    server, token = served
     browser_login(driver, server, "/submit", token)
     # a file that is no archive: refused on the form, in words
     junk = tmp_path / "notes.txt"
@@ -97,10 +94,10 @@ def test_log_in_submit_and_see_the_validation_and_the_leaderboard(driver, league
         assert "random-py" in [row["bot"] for row in board]
 
 
-def test_a_game_in_flight_advances_on_its_page_then_shows_the_replay(driver, league, tmp_path):
+def test_a_game_in_flight_advances_on_its_page_then_shows_the_replay(driver, served, tmp_path):
     from selenium.webdriver.common.by import By
 
-    server, _ = league
+    server, _ = served
     driver.get_log("browser")  # drop what earlier pages said
     driver.get(f"{server.url}/live")
     # a game being played (not one claimed ahead), read in one script: the list replaces
@@ -163,10 +160,10 @@ COUNTS = "document.getElementById('counts').textContent"
 NOT_RELOADED = "return window.arenaNotReloaded === true;"
 
 
-def test_live_and_home_follow_the_games_by_themselves(driver, league, tmp_path):
+def test_live_and_home_follow_the_games_by_themselves(driver, served, tmp_path):
     from selenium.webdriver.common.by import By
 
-    server, _ = league
+    server, _ = served
     driver.get_log("browser")
     driver.get(f"{server.url}/live")
     driver.execute_script("window.arenaNotReloaded = true;")

@@ -8,14 +8,11 @@ from __future__ import annotations
 
 import re
 import shutil
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from support import BOTS, Server, cli, console_errors, driver_fixture, make_league, wait
+from ..support import BOTS, Server, cli, console_errors, driver_fixture, make_league, wait
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -26,7 +23,7 @@ driver = driver_fixture()
 
 
 @pytest.fixture(scope="module")
-def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
+def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Server]:
     tmp = tmp_path_factory.mktemp("pages-league")
     d = make_league(
         tmp / "league",
@@ -55,11 +52,10 @@ def board_html(d) -> str:
     return d.execute_script("return document.querySelector('.arena-board').innerHTML;")
 
 
-def test_leaderboard_bot_and_game_pages_and_the_replay_steps(driver, league, tmp_path):
+def test_leaderboard_bot_and_game_pages_and_the_replay_steps(driver, server, tmp_path):
     from selenium.webdriver.common.by import By
     from selenium.webdriver.common.keys import Keys
 
-    server = league
     driver.get_log("browser")  # what earlier tests' pages said is theirs
     driver.get(f"{server.url}/")
     assert driver.find_element(By.CSS_SELECTOR, 'a[href="/leaderboard/stripes"]')

@@ -16,14 +16,14 @@ from __future__ import annotations
 
 import re
 import shutil
-import sys
 from collections.abc import Iterator
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from support import (
+from arena.league.db.schema import VOID_WORDS
+from arena.referee.record import REASON_WORDS
+
+from ..support import (
     BOTS,
     PHONE,
     Server,
@@ -34,9 +34,6 @@ from support import (
     phone_fixture,
     wait,
 )
-
-from arena.league.store import VOID_WORDS
-from arena.referee.record import REASON_WORDS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -12,15 +12,15 @@ tmp_path.
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import Iterator
 from functools import partial
-from pathlib import Path
 
 import pytest
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
-from support import (
+from arena.games.phages import PASS
+from arena.referee.record import reason_text
+
+from ..support import (
     BOTS,
     Server,
     add_user,
@@ -31,9 +31,6 @@ from support import (
     make_league,
     wait,
 )
-
-from arena.games.phages import PASS
-from arena.referee.record import reason_text
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
@@ -48,7 +45,7 @@ driver = driver_fixture()
 
 
 @pytest.fixture(scope="module")
-def league(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, str]]:
+def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[tuple[Server, str]]:
     d = make_league(tmp_path_factory.mktemp("play-league") / "league", games=GAMES)
     token = add_user(d, "ada")
     cli("league", "bot", "add", str(BOTS / "random-py"), "--owner", "ada", "-C", str(d))
@@ -70,10 +67,10 @@ def asked_again(driver, since: str) -> bool:
     return state(driver)[1] != since
 
 
-def test_play_a_whole_game_against_random_py_by_clicking(driver, league, tmp_path):
+def test_play_a_whole_game_against_random_py_by_clicking(driver, served, tmp_path):
     from selenium.webdriver.common.by import By
 
-    server, token = league
+    server, token = served
     browser_login(driver, server, "/play", token)
     assert "random-py" in driver.find_element(By.ID, "bot").text
     assert driver.find_element(By.ID, "variant").get_attribute("value") == "papagra-mini"
@@ -168,14 +165,14 @@ def moved_on(driver, since: tuple[str, str, str]) -> bool:
 
 
 @pytest.mark.parametrize("variant", ["quadra-mini", "stripes-mini"])
-def test_two_cell_actions_and_buttons_by_clicking(driver, league, tmp_path, variant):
+def test_two_cell_actions_and_buttons_by_clicking(driver, served, tmp_path, variant):
     """Quadraphages: the announced number is a button, a stone's move is the stone then its
     landing cell; Stripes: a stripe is its two ends. The person picks the first highlighted
     cell each time, then what completes it."""
     from selenium.webdriver.common.by import By
     from selenium.webdriver.support.ui import Select
 
-    server, token = league
+    server, token = served
     driver.get_log("browser")  # what earlier pages said
     driver.get(f"{server.url}/play")
     if driver.find_elements(By.ID, "token"):

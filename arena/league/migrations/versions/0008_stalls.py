@@ -2,7 +2,7 @@
 a bot, made a reply late (`HostStall`, issue 19), in all (`stalls`) and over its recent games
 (`recent`: one character per game it ended, oldest first, `s` for a host stall and `.` for any
 other end, the last `fleet.RECENT` kept), so that the API shows each worker's stall rate and the
-fleet gives a worker that keeps stalling fewer games (arena/league/fleet.py).
+fleet gives a worker that keeps stalling fewer games (arena/league/db/fleet.py).
 
 Revision ID: 0008
 Revises: 0005

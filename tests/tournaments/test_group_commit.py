@@ -14,12 +14,13 @@ from pathlib import Path
 
 import pytest
 import trio
-from tournament_helpers import BOTS, REPO, write_config
 
 from arena.tournaments.config import load_config
 from arena.tournaments.progress import Progress
 from arena.tournaments.runner import run_tournament
 from arena.tournaments.store import GameRow, Store
+
+from .tournament_helpers import BOTS, REPO, write_config
 
 CONFIG = """
 seed = 5

@@ -7,11 +7,13 @@ from pathlib import Path
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from tournament_helpers import BOTS, write_config
 
 from arena.games import make_game
-from arena.tournaments.config import ALL_GAMES, GameEntry, load_config
+from arena.tournaments.checks import ALL_GAMES, GameEntry
+from arena.tournaments.config import load_config
 from arena.tournaments.schedule import build_schedule, random_opening
+
+from .tournament_helpers import BOTS, write_config
 
 
 def _config(tmp_path: Path, n_bots: int = 3, rounds: int = 2, seed: int = 5, games: str = ""):

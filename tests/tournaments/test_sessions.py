@@ -7,11 +7,11 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from tournament_helpers import write_config
-
 from arena.tournaments.config import load_config
 from arena.tournaments.runner import run_tournament
 from arena.tournaments.store import Store
+
+from .tournament_helpers import write_config
 
 ROOT = Path(__file__).resolve().parents[2]
 #: two entries of bots/random-c, which offers sessions

@@ -14,7 +14,6 @@ import sys
 from pathlib import Path
 
 import pytest
-from tournament_helpers import BOTS, REPO, write_config
 
 from arena.errors import ArenaError
 from arena.tournaments.config import load_config
@@ -23,6 +22,8 @@ from arena.tournaments.report import build_report
 from arena.tournaments.runner import run_tournament
 from arena.tournaments.schedule import build_schedule
 from arena.tournaments.store import Store, StoreError
+
+from .tournament_helpers import BOTS, REPO, write_config
 
 PY, C, JS = BOTS / "random-py", BOTS / "random-c", BOTS / "random-js"
 

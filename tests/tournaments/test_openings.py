@@ -13,7 +13,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
-from tournament_helpers import BOTS, REPO, write_config
 
 from arena.errors import ArenaError
 from arena.tournaments.config import load_config
@@ -26,6 +25,8 @@ from arena.tournaments.openings import (
 )
 from arena.tournaments.runner import run_tournament
 from arena.tournaments.store import Store
+
+from .tournament_helpers import BOTS, REPO, write_config
 
 action = st.text(alphabet="abcdefghijk0123456789-", min_size=1, max_size=6)
 opening_st = st.lists(st.lists(action, min_size=1, max_size=5).map(tuple), max_size=6).map(tuple)

@@ -9,7 +9,7 @@ capacity of the workers alive.
 
 A worker's failures are counted against the worker, never against a bot: an attempt a worker
 lost (it was killed, its machine vanished) is `lost` here and a `worker_lost` void on the game.
-Every function takes a Connection inside the caller's transaction, as in store.py.
+Every function takes a Connection inside the caller's transaction (arena/league/db/database.py).
 
 Host stalls (issue 19). A game the referee voids because the host, not a bot, made a reply late
 (`HostStall`: the bot was runnable but got no CPU, or the referee itself was kept waiting) says
@@ -36,13 +36,15 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from arena.league.db.schema import attempts, games, meta, workers
 from arena.league.privacy import neutral_paths
-from arena.league.store import attempts, games, meta, workers
 from arena.referee.record import now_iso
 
 #: meta keys
 SERVER_URL = "server_url"
 WORKER_SECRET = "worker_secret"
+#: the key login cookies are signed with (arena/league/web/auth.py)
+SESSION_SECRET = "session_secret"
 #: "true" when league.toml says `oversubscribe = true`: its workers may too
 OVERSUBSCRIBE = "oversubscribe"
 
@@ -58,6 +60,9 @@ MIN_GAMES, DEGRADED_RATE = 20, 0.10
 STALL_MARK, GAME_MARK = "s", "."
 #: the worker row of the server's own game slots (a name `arena league worker` refuses)
 SERVER_SLOTS = "(server)"
+#: seconds without a heartbeat after which the API calls a worker lost, unless the server
+#: published its own (meta key `stalled_after`)
+STALLED_AFTER = 30.0
 
 
 def stall_rate(recent: str) -> tuple[int, int, float]:
@@ -107,11 +112,16 @@ def set_meta(conn: Connection, key: str, value: str) -> None:
 def worker_secret(conn: Connection) -> str:
     """The secret a worker shows the server to download archives, made on first use. Whoever
     can read the league's database can read it: the database is the workers' trust boundary."""
-    secret = get_meta(conn, WORKER_SECRET)
-    if secret is None:
-        secret = secrets.token_urlsafe(32)
-        set_meta(conn, WORKER_SECRET, secret)
-    return secret
+    return secret(conn, WORKER_SECRET)
+
+
+def secret(conn: Connection, key: str) -> str:
+    """The random secret kept under `key`, made on first use (write transaction)."""
+    value = get_meta(conn, key)
+    if value is None:
+        value = secrets.token_urlsafe(32)
+        set_meta(conn, key, value)
+    return value
 
 
 def register(conn: Connection, name: str, host: str, pid: int, concurrency: int) -> None:

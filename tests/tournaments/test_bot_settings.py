@@ -6,11 +6,11 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
-from tournament_helpers import write_config
-
 from arena.tournaments.config import load_config
 from arena.tournaments.runner import run_tournament
 from arena.tournaments.store import Store
+
+from .tournament_helpers import write_config
 
 # reports what it received in its `ready.version`, then plays random legal actions
 BOT = """

@@ -9,7 +9,6 @@ import json
 from pathlib import Path
 
 import pytest
-from tournament_helpers import fake_record
 
 from arena.tournaments.report import (
     build_report,
@@ -21,6 +20,8 @@ from arena.tournaments.report import (
     standings,
 )
 from arena.tournaments.store import GameRow, Store
+
+from .tournament_helpers import fake_record
 
 CONFIG = {
     "name": "rep",

@@ -8,9 +8,10 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-from tournament_helpers import fake_record
 
 from arena.tournaments.store import Store, StoreError
+
+from .tournament_helpers import fake_record
 
 
 def _record(store: Store, gid: str, winner: int | None = 0, run_id: int = 1, **kw) -> None:

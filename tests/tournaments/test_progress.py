@@ -5,11 +5,12 @@ from __future__ import annotations
 import io
 
 from rich.console import Console
-from tournament_helpers import fake_record
 
 from arena.tournaments.progress import LineProgress, LiveProgress
 from arena.tournaments.runner import row_from_record
 from arena.tournaments.schedule import ScheduledGame
+
+from .tournament_helpers import fake_record
 
 
 def _row(k: int, winner: int | None):

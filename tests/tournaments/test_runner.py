@@ -12,7 +12,6 @@ from typing import Any
 
 import pytest
 import trio
-from tournament_helpers import BOTS, REPO, write_config
 
 from arena.sandbox import SandboxFault
 from arena.tournaments.config import load_config
@@ -20,6 +19,8 @@ from arena.tournaments.progress import Progress
 from arena.tournaments.report import build_report
 from arena.tournaments.runner import run_tournament
 from arena.tournaments.store import GameRow, Store, StoreError
+
+from .tournament_helpers import BOTS, REPO, write_config
 
 
 def _config(tmp_path: Path, name: str, rounds: int = 1, extra: str = ""):

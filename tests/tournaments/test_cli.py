@@ -12,10 +12,11 @@ import time
 from pathlib import Path
 
 import pytest
-from test_tournament_runner import game_signature
-from tournament_helpers import BOTS, REPO, write_config
 
 from arena.tournaments.store import Store
+
+from .test_runner import game_signature
+from .tournament_helpers import BOTS, REPO, write_config
 
 CONFIG = """
 name = "{name}"

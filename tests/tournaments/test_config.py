@@ -6,10 +6,12 @@ import os
 from pathlib import Path
 
 import pytest
-from tournament_helpers import BOTS, REPO, two_bots_toml, write_config
 
 from arena.errors import ArenaError
-from arena.tournaments.config import ALL_GAMES, ConfigError, load_config
+from arena.tournaments.checks import ALL_GAMES
+from arena.tournaments.config import ConfigError, load_config
+
+from .tournament_helpers import BOTS, REPO, two_bots_toml, write_config
 
 
 def test_defaults(tmp_path: Path) -> None:
