@@ -2,9 +2,15 @@
 
 Per reply, the referee samples the bot's counters (arena/sandbox/cpuacct.py) just before the
 request is written and the moment the reply's last byte is read (the same moment its arrival
-is stamped), and its own thread's run-queue wait (/proc/thread-self/schedstat) when the request
-is written and when the reply is read: that difference is how long the referee was runnable
-but off a CPU while the bot's clock ran, its lateness in seeing the reply.
+is stamped), and its own thread's run-queue wait (/proc/thread-self/schedstat) when the reply
+is read and at the start of every sleep of its event loop while the reply is awaited (a trio
+instrument, `OwnClock`). Its lateness in seeing the reply is its run-queue wait since the
+start of its last sleep (since the request was written, if it never slept): while the referee
+sleeps it waits on the bot's pipe, so a reply that came before the sleep ended would have ended
+it; its waits before that sleep delayed nothing of this reply, whatever else woke it (its own
+re-check timers, other tasks of its process). What woke it last is not known (a timer, another
+task's pipe, the first bytes of a reply written in parts), so no part of that wait is surely
+after the reply: it is forgiven in the charge, never in a flag (arena/referee/blame.py).
 
 The figures go to the record per reply (docs/record.md): `cpu`, `wait` (runnable wait summed
 over the bot's tasks), `late`, `host` (the share forgiven), `charged`, and per turn the
@@ -15,8 +21,11 @@ from __future__ import annotations
 
 import contextlib
 import os
+import time
 from dataclasses import dataclass
 from typing import Any
+
+import trio
 
 from arena.referee.blame import Measures, Verdict, task_stall
 from arena.sandbox.cpuacct import CpuCounters, Raw, Sample
@@ -56,50 +65,109 @@ def open_own_schedstat() -> int | None:
         return None
 
 
-def _delay(schedstat: bytes) -> int:
-    """The run-queue wait (ns) in a thread's schedstat, 0 where unreadable."""
-    try:
-        return int(schedstat.split()[1])
-    except (IndexError, ValueError):
-        return 0
-
-
 def close_fd(fd: int | None) -> None:
     if fd is not None:
         with contextlib.suppress(OSError):
             os.close(fd)
 
 
+#: an I/O wait shorter than this (seconds, less the run-queue wait) did not sleep: the reply may
+#: have been there before it, so it does not move the start of the lateness
+SLEPT = 20e-6
+
+
+def lateness(written: int, slept: int | None, read: int) -> float:
+    """The referee's lateness in seconds, from its thread's run-queue wait (ns) when the
+    request was written, at the start of its last sleep since (None: it never slept) and when
+    the reply was read: from that sleep on, since a reply there before it would have ended
+    it (arena/referee/blame.py: none of it is surely after the reply)."""
+    return max(0, read - (written if slept is None else slept)) / 1e9
+
+
+class OwnClock(trio.abc.Instrument):
+    """The referee thread's run-queue wait at the start of every sleep of its event loop while
+    a metered reply is awaited (`armed`): a trio instrument, one per game (added and removed by
+    it). `before_io_wait` reads it (one pread) when the loop may sleep, `after_io_wait` once it
+    runs again: an I/O wait that returned at once (less its own run-queue wait) did not sleep,
+    and does not count (the reply may have been there before it). Unarmed, both return."""
+
+    def __init__(self, fd: int | None) -> None:
+        self.fd = fd
+        self.armed = 0
+        #: the run-queue wait at the start of the last sleep while armed, and how many sleeps
+        #: there were (a meter's mark)
+        self.slept = -1
+        self.sleeps = 0
+        self._at = 0.0
+        self._start = -1
+
+    def delay(self) -> int:
+        """The thread's run-queue wait so far (ns), -1 where unreadable."""
+        fd = self.fd
+        if fd is not None:
+            try:
+                return int(os.pread(fd, 128, 0).split()[1])
+            except (OSError, IndexError, ValueError):
+                pass
+        return -1
+
+    def before_io_wait(self, timeout: float) -> None:
+        if self.armed and timeout > 0.0:
+            self._start = self.delay()
+            self._at = time.perf_counter()
+        else:
+            self._start = -1
+
+    def after_io_wait(self, timeout: float) -> None:
+        start = self._start
+        if start < 0:
+            return
+        self._start = -1
+        woke = self.delay()
+        if woke >= start and time.perf_counter() - self._at - (woke - start) / 1e9 >= SLEPT:
+            self.slept = start
+            self.sleeps += 1
+
+
 class Meter:
     """The per-reply sampling of one bot. The bot's counters belong to its process (closed
-    with it); `self_fd` (open_own_schedstat) to the game that uses the meter.
+    with it); `own` (the referee thread's clock) to the game that uses the meter.
 
     What a request takes is only what a later verdict needs, read and not parsed (most
     replies are quick and never judged): see `start` and `written`."""
 
-    __slots__ = ("_after", "_before", "_late0", "_late1", "counters", "last", "self_fd")
+    __slots__ = (
+        "_after",
+        "_armed",
+        "_before",
+        "_late",
+        "_late0",
+        "_late1",
+        "_sleeps",
+        "counters",
+        "last",
+        "own",
+    )
 
-    def __init__(self, counters: CpuCounters, self_fd: int | None) -> None:
+    def __init__(self, counters: CpuCounters, own: OwnClock | None) -> None:
         self.counters = counters
-        self.self_fd = self_fd
+        self.own = own
         self._before: Raw | None = None
         self._after: Sample | None = None
         #: the sample the last `measures` used
         self.last: Sample | None = None
-        self._late0 = self._late1 = b""
+        self._late0 = self._late1 = -1
+        self._sleeps = 0
+        self._armed = False
+        self._late = 0.0
 
     @property
     def source(self) -> str:
         return self.counters.source
 
-    def _own(self) -> bytes:
-        fd = self.self_fd
-        if fd is None:
-            return b""
-        try:
-            return os.pread(fd, 128, 0)
-        except OSError:
-            return b""
+    def _own(self) -> int:
+        own = self.own
+        return -1 if own is None else own.delay()
 
     @property
     def measured(self) -> bool:
@@ -120,17 +188,38 @@ class Meter:
     def written(self) -> None:
         """The request is written: the bot's clock starts."""
         self._late0 = self._own()
+        own = self.own
+        if own is not None:
+            self._sleeps = own.sleeps
 
     def waiting(self) -> None:
-        """The reply is not there yet: what a lean snapshot left to now (the listing)."""
+        """The reply is not there yet: what a lean snapshot left to now (the listing), and the
+        referee's sleeps are watched until `done`."""
         before = self._before
         if before is not None and not before[4]:
             self._before = self.counters.confirm(before)
+        if self.own is not None and not self._armed:
+            self.own.armed += 1
+            self._armed = True
+
+    def done(self) -> None:
+        """The wait for the reply is over (whatever ended it)."""
+        if self._armed:
+            self._armed = False
+            assert self.own is not None
+            self.own.armed -= 1
 
     def arrived(self) -> None:
         """The reply's last byte was just read."""
         self._after = self.counters.sample()
-        self._late1 = self._own()
+        self._late1 = read = self._own()
+        written = self._late0
+        if read < 0 or written < 0:
+            self._late = 0.0
+            return
+        own = self.own
+        assert own is not None
+        self._late = lateness(written, own.slept if own.sleeps != self._sleeps else None, read)
 
     def measures(self, wall: float) -> Measures:
         """The reply's measurements (`arrived` sampled them), or, for a reply still awaited,
@@ -160,6 +249,6 @@ class Meter:
             wait += task[1]
             tasks.append(task)
         # while the reply is awaited the referee's own delays hid nothing: no lateness
-        late = 0.0 if awaited else max(0, _delay(self._late1) - _delay(self._late0)) / 1e9
+        late = 0.0 if awaited else self._late
         throttled = (after.throttled - before.throttled) / 1e9
         return Measures(wall, cpu, wait, task_stall(tasks, cpu), throttled, late)

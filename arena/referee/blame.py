@@ -18,6 +18,14 @@ bot's own, and decides from the bot's own share alone:
 - a reply the bot was not to blame for, whose host share is larger than `stall_bound` (half the
   deadline, at least the margin), is a host stall: the game is voided and played again rather
   than decided on a degraded machine. A smaller host share is forgiven;
+- the referee's lateness (its run-queue wait since its last sleep) bounds how long it was held
+  off its CPU while the reply was there, but no part of it is surely after the reply: the
+  wake-up it waited for may have been its own re-check timer's, another task's, or the first of
+  a reply written in two parts. It is forgiven in the charge; it never decides a flag away:
+  where forgiving it would spare a reply that is late without it, the bot is flagged, unless
+  it is at least the margin, and then the game is voided as a host stall (a bot within its
+  deadline is late without it only if the referee's delay is past the margin, so it is never
+  flagged for it). The referee's own delay never turns a late reply into an accepted one;
 - without measurements (no cgroup, a person at a seat) the rule is the plain one of the wall
   clock, whatever clock was asked for: nothing is forgiven, nothing is charged by CPU.
 
@@ -29,7 +37,7 @@ docs/security.md gives the argument in full; tests/referee/test_blame.py pins it
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 #: a host share larger than this fraction of the deadline (and than the margin) voids the game
 HOST_STALL_FRACTION = 0.5
@@ -58,7 +66,9 @@ class Measures:
     stall: float = 0.0
     #: time the bot's own CPU quota throttled it (its choice of threads, never the host's)
     throttled: float = 0.0
-    #: the referee's own run-queue wait before it saw the reply
+    #: the referee's own run-queue wait before it saw the reply, since its last sleep: more
+    #: than that cannot have delayed it (the reply would have woken it), and how much of it
+    #: did is unknown (arena/referee/accounting.py, `lateness`)
     late: float = 0.0
 
 
@@ -122,7 +132,28 @@ def judge(
     clock: str = WALL,
     wall_cap: float = 3.0,
 ) -> Verdict:
-    """The verdict on one reply (or on a reply still awaited: `m.wall` is the time so far)."""
+    """The verdict on one reply (or on a reply still awaited: `m.wall` is the time so far).
+
+    The referee's lateness is forgiven unless that decides the verdict: a reply late without
+    it is flagged, or, where it is at least the margin, the game is voided."""
+    verdict = _judge(m, deadline, margin, clock, wall_cap)
+    if deadline is None or m.late <= 0.0:
+        return verdict
+    strict = _judge(replace(m, late=0.0), deadline, margin, clock, wall_cap)
+    if not strict.flagged:
+        return verdict
+    if verdict.flagged:
+        return strict
+    if m.late < margin:
+        why = f"{strict.why} (the referee's wait for a CPU is not surely after the reply)"
+        return Verdict(strict.charged, strict.host, True, False, why)
+    why = "the referee waited for a CPU while the reply may have been there: its share decides"
+    return Verdict(verdict.charged, verdict.host, False, True, why)
+
+
+def _judge(
+    m: Measures, deadline: float | None, margin: float, clock: str, wall_cap: float
+) -> Verdict:
     if m.cpu is None:  # not measured: the wall clock's plain rule
         flagged = deadline is not None and m.wall > deadline + margin
         why = "wall time past deadline + margin (no accounting)" if flagged else ""

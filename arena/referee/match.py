@@ -25,7 +25,7 @@ import trio
 
 from arena.errors import ArenaError
 from arena.games import IllegalAction, Result, State, make_game
-from arena.referee.accounting import NO_ACCOUNTING, Meter, close_fd, open_own_schedstat
+from arena.referee.accounting import NO_ACCOUNTING, Meter, OwnClock, close_fd, open_own_schedstat
 from arena.referee.bots import BotSpec, BuildError
 from arena.referee.channel import STDERR_SEPARATOR, BotChannel, stderr_lines
 from arena.referee.clock import Clocks, TimeControl
@@ -284,8 +284,8 @@ class _Referee:
         self.turn_playing: int | None = None
         self.t0 = 0.0
         self.callback_error: _CallerError | None = None
-        #: the referee thread's scheduler statistics, for the lateness of every reply
-        self.self_fd: int | None = None
+        #: the referee thread's run-queue wait at its sleeps, for the lateness of every reply
+        self.own: OwnClock | None = None
         #: per seat, the source of its replies' figures (None: not a measured seat)
         self.accounting: list[str | None] = [None, None]
         colours = self.game.colours
@@ -322,7 +322,8 @@ class _Referee:
         outcome: _Outcome | None = None
         error: BaseException | None = None
         if self.config.accounting:
-            self.self_fd = open_own_schedstat()
+            self.own = OwnClock(open_own_schedstat())
+            trio.lowlevel.add_instrument(self.own)
         async with trio.open_nursery() as nursery:
             try:
                 outcome = await self._start_bots(nursery)
@@ -339,7 +340,10 @@ class _Referee:
                 with trio.CancelScope(shield=True):
                     await self._shutdown(outcome)
                 nursery.cancel_scope.cancel()
-                close_fd(self.self_fd)
+                if self.own is not None:
+                    with contextlib.suppress(KeyError):
+                        trio.lowlevel.remove_instrument(self.own)
+                    close_fd(self.own.fd)
         if error is not None:
             raise error
 
@@ -528,7 +532,7 @@ class _Referee:
             channel.meter = None
             self.accounting[seat] = NO_ACCOUNTING
         else:
-            channel.meter = Meter(counters, self.self_fd)
+            channel.meter = Meter(counters, self.own)
             self.accounting[seat] = counters.source
         self.record.bots[seat]["accounting"] = self.accounting[seat]
 

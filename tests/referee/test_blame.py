@@ -3,9 +3,12 @@ verdict out. Real bots under real load: tests/referee/test_fair_clocks.py."""
 
 from __future__ import annotations
 
-from hypothesis import given
+from dataclasses import replace
+
+from hypothesis import example, given
 from hypothesis import strategies as st
 
+from arena.referee.accounting import lateness
 from arena.referee.blame import (
     CPU,
     PATIENCE,
@@ -99,7 +102,7 @@ def test_host_share_is_bounded(m: Measures) -> None:
 def test_more_wall_time_never_helps(m: Measures, d: float, mg: float, c: str, extra: float) -> None:
     """Monotonic: the same measurements with a longer wall time are never judged better."""
     first = judge(m, d, mg, c)
-    later = judge(Measures(m.wall + extra, m.cpu, m.wait, m.stall, m.throttled, m.late), d, mg, c)
+    later = judge(replace(m, wall=m.wall + extra), d, mg, c)
     if first.flagged:
         assert later.flagged
     assert later.charged >= first.charged - 1e-9
@@ -109,7 +112,7 @@ def test_more_wall_time_never_helps(m: Measures, d: float, mg: float, c: str, ex
 def test_more_cpu_never_helps(m: Measures, d: float, mg: float, c: str, extra: float) -> None:
     assert m.cpu is not None
     first = judge(m, d, mg, c)
-    more = Measures(m.wall, m.cpu + extra, m.wait, m.stall, m.throttled, m.late)
+    more = replace(m, cpu=m.cpu + extra)
     later = judge(more, d, mg, c)
     if first.flagged:
         assert later.flagged
@@ -121,8 +124,9 @@ def test_a_verdict_is_one_thing(m: Measures, d: float, mg: float, c: str) -> Non
     v = judge(m, d, mg, c)
     assert not (v.flagged and v.stall)
     assert v.charged >= 0.0 and v.host >= 0.0
-    if v.stall:  # the host's share was past the bound, and the bot was not to blame
-        assert v.host >= stall_bound(d, mg)
+    if v.stall:  # the host's share was past the bound, and the bot was not to blame; or
+        # the referee's wait for a CPU (not surely after the reply) decided, and was >= margin
+        assert v.host >= stall_bound(d, mg) or m.late >= mg
 
 
 @given(measures(), deadlines, margins, clocks)
@@ -138,3 +142,104 @@ def test_waiting_stops_at_the_hard_cap(m: Measures, d: float, mg: float, c: str)
         assert v.flagged or v.stall
     else:
         assert m.wall < at <= hard
+
+
+def test_a_reply_that_came_while_the_referee_waited_for_a_cpu_is_not_spared() -> None:
+    """Issue 19's sleeping bot: 43 ms asleep on a 30 ms deadline + 10 ms margin, its own stamp
+    says it replied 45.9 ms after the request (2.7 ms of it runnable behind other processes);
+    the referee read the reply at 50.7 ms. Its run-queue wait over the whole reply was 10.2 ms
+    (its re-check timer's wake-up at 40 ms among it), since its last sleep at most 4.8 ms, and
+    none of it is surely after the reply: forgiving it must not spare the bot."""
+    whole = Measures(wall=0.0507, cpu=0.0002, wait=0.0027, stall=0.0027, late=0.0102)
+    assert whole.wall - host_share(whole) <= 0.040  # forgiven in full (as before): spared
+    # the wait since its last sleep: flagged even if all of it is forgiven
+    v = judge(replace(whole, late=0.0048), 0.030, 0.010)
+    assert v.flagged and not v.stall and abs(v.charged - (0.0507 - 0.0027)) < 1e-9
+    # a wait that would spare it, under the margin: flagged all the same
+    v = judge(replace(whole, late=0.0080), 0.030, 0.010)
+    assert v.flagged and not v.stall and "referee" in v.why
+    # the referee held off a CPU a margin or more: it cannot tell whose time it was, a void
+    v = judge(whole, 0.030, 0.010)
+    assert v.stall and not v.flagged and "referee" in v.why
+    # an honest reply (29 ms), late only by the referee's 16 ms wait: voided, never flagged
+    v = judge(Measures(wall=0.045, cpu=0.0002, late=0.0160), 0.030, 0.010)
+    assert v.stall and not v.flagged
+    # within the limit anyway: the wait is forgiven in the charge
+    v = judge(Measures(wall=0.038, cpu=0.0002, late=0.0090), 0.030, 0.010)
+    assert not v.flagged and not v.stall and abs(v.charged - 0.029) < 1e-9
+
+
+def test_lateness_counts_from_the_referees_last_sleep() -> None:
+    """The referee's run-queue wait (ns) at the request, at its last sleep and at the read."""
+    ms = 1_000_000
+    # never slept: all of it since the request
+    assert lateness(10 * ms, None, 13 * ms) == 0.003
+    # a re-check timer woke it (5 ms in the run queue), it slept again, the reply came and it
+    # waited 4.8 ms more: only what followed the start of its last sleep
+    assert lateness(10 * ms, 15 * ms, int(19.8 * ms)) == 0.0048
+
+
+async def test_the_referees_clock_marks_its_sleeps() -> None:
+    """OwnClock, armed, marks a sleep of the event loop (a timer's or a pipe's), not an I/O
+    wait that returned at once."""
+    import os
+
+    import trio
+
+    from arena.referee.accounting import OwnClock, open_own_schedstat
+
+    own = OwnClock(open_own_schedstat())
+    trio.lowlevel.add_instrument(own)
+    try:
+        await trio.sleep(0.002)
+        assert own.sleeps == 0  # not armed
+        own.armed += 1
+        await trio.sleep(0.002)
+        assert own.sleeps >= 1 and own.slept >= 0
+        r, w = os.pipe()
+        try:
+            marks = own.sleeps
+            async with trio.open_nursery() as nursery:
+                nursery.start_soon(trio.lowlevel.wait_readable, r)
+                await trio.sleep(0.002)
+                os.write(w, b"x")
+            assert own.sleeps > marks
+            os.read(r, 1)
+            # ready before the wait: no sleep
+            os.write(w, b"y")
+            marks = own.sleeps
+            await trio.lowlevel.wait_readable(r)
+            assert own.sleeps == marks
+        finally:
+            os.close(r)
+            os.close(w)
+    finally:
+        trio.lowlevel.remove_instrument(own)
+        if own.fd is not None:
+            os.close(own.fd)
+
+
+@given(measures(), deadlines, margins, st.floats(min_value=0.0, max_value=1.0))
+# the issue's sleeping bot, had the referee waited 8 ms since its last sleep
+@example(Measures(0.0507, 0.0002, 0.0027, 0.0027, 0.0, 0.0080), 0.030, 0.010, 0.0)
+def test_the_referees_wait_never_spares_a_late_bot(
+    m: Measures, d: float, mg: float, at: float
+) -> None:
+    """Whenever the reply may have come at a moment of the referee's wait that makes the bot
+    late (the wall clock: its own time past deadline + margin with only `t` of that wait after
+    the reply), the reply is never accepted: flagged, or the game voided."""
+    t = at * m.late
+    if m.wall - host_share(replace(m, late=t)) > d + mg:
+        v = judge(m, d, mg)
+        assert v.flagged or v.stall
+
+
+@given(measures(), deadlines, margins, st.floats(min_value=0.0, max_value=1.0))
+def test_a_bot_within_its_deadline_is_never_flagged_for_the_referees_wait(
+    m: Measures, d: float, mg: float, at: float
+) -> None:
+    """If the reply may have come when the bot's own time was within its deadline, it is not
+    flagged for the referee's wait: at worst the game is voided."""
+    t = at * m.late
+    if m.wall - host_share(replace(m, late=t)) <= d:
+        assert not judge(m, d, mg).flagged

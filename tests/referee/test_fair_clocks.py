@@ -93,9 +93,9 @@ def bot(request: pytest.FixtureRequest, timing_bot: Path):
 
 
 @contextlib.contextmanager
-def hog(exe: Path, busy_ms: int, period_ms: int) -> Iterator[None]:
+def hog(exe: Path, busy_ms: int, period_ms: int, cpu: int = CPU) -> Iterator[None]:
     proc = subprocess.Popen(
-        [str(exe), "hog", str(CPU), str(busy_ms), str(period_ms)], stdout=subprocess.PIPE
+        [str(exe), "hog", str(cpu), str(busy_ms), str(period_ms)], stdout=subprocess.PIPE
     )
     try:
         assert proc.stdout is not None
@@ -201,6 +201,87 @@ async def test_a_busy_bot_is_flagged_by_either_clock(bot, clock):
 async def test_a_sleeping_bot_is_flagged_by_the_wall_clock(bot):
     record = await play(config(bot("sleep", "1.3"), bot("sleep", "0"), FAST))
     assert record.result["reason"] == "time_forfeit" and record.result["loser_seat"] == 0
+
+
+@contextlib.contextmanager
+def referee_on(cpu: int) -> Iterator[None]:
+    """This thread (the referee's event loop, in this test process) on one CPU only."""
+    was = os.sched_getaffinity(0)
+    os.sched_setaffinity(0, {cpu})
+    try:
+        yield
+    finally:
+        os.sched_setaffinity(0, was)
+
+
+async def test_a_sleeping_bot_just_past_its_limit_is_flagged_every_time(timing_bot):
+    """The bot sleeps 2 ms past deadline + margin on every turn; the referee shares its CPU
+    with a busy process (real-time, busy 25 ms of every 30), so it is often held off the CPU
+    when its re-check timer fires at deadline + margin, and the reply comes during that wait.
+    That wait is the host's, but not surely after the reply: it must never spare the bot.
+    Before, the referee's whole run-queue wait over the reply was forgiven and most of these
+    late replies were accepted. Every late reply is flagged (a game voided because the
+    referee was held off its CPU a whole margin is played again: it spares nobody)."""
+    tc = TimeControl(move_time=0.1, margin=0.05)
+    games = flags = voids = 0
+    with referee_on(0), hog(timing_bot, 25, 30, cpu=0):
+        while flags < 16:
+            games += 1
+            assert games <= 48, f"{voids} of {games} games voided: the test tested nothing"
+            a = dataclasses.replace(
+                load_bot(f"json:{timing_bot} sleep 1.52"), env=(("TIMING_RT", "1"),)
+            )
+            b = load_bot(f"json:{timing_bot} sleep 0")
+            try:
+                record = await play(config(a, b, tc, seed=games))
+            except HostStall as e:
+                assert "referee" in str(e)
+                voids += 1
+                continue
+            # the turn it lost on is recorded without actions; one with actions was accepted
+            spared = [t for t in record.turns if t["seat"] == 0 and t["actions"]]
+            assert not spared, f"late replies accepted: {spared}"
+            assert record.result["reason"] == "time_forfeit", record.result["detail"]
+            assert record.result["loser_seat"] == 0
+            flags += 1
+
+
+async def test_a_referee_held_off_its_cpu_past_the_limit_reads_the_reply_first(timing_bot):
+    """The bot answers at 90% of its deadline; the referee shares its CPU with a busy process
+    (real-time, busy 300 ms of every 400), so it is often held off the CPU from before the
+    reply until well past deadline + margin (210 ms). It wakes with the reply in the pipe
+    and its re-check timer expired: in a tournament's referee worker it then judged the reply
+    missing when its waiting task ran before its reader (a time forfeit of a bot that was on
+    time: most of the wall clock's false forfeits under load, benchmarks/fairness.py); now it
+    reads the pipe before every look. The bot is never flagged: its replies count, or the
+    game is voided. (Here, in one process, the reader happened to run first before the fix
+    too: this pins the outcome; the benchmark showed the difference.)"""
+    seen: list[dict] = []
+
+    def observe(event) -> None:
+        seen.append(event.entry)
+        if sum(t["seat"] == 0 for t in seen) >= 6:
+            raise _Enough
+
+    late = voids = 0
+    with referee_on(0), hog(timing_bot, 300, 400, cpu=0):
+        for seed in range(3):
+            seen.clear()
+            a = dataclasses.replace(
+                load_bot(f"json:{timing_bot} sleep 0.9"), env=(("TIMING_RT", "1"),)
+            )
+            b = load_bot(f"json:{timing_bot} sleep 0")
+            try:
+                record = await play(config(a, b, FAST, seed), observer=observe)
+            except HostStall as e:
+                assert str(e).startswith("host_stall: seat 0")
+                voids += 1
+                continue
+            except _Enough:
+                late += sum(t["seat"] == 0 and t["elapsed"] > 0.21 for t in seen)
+                continue
+            assert record.result["reason"] != "time_forfeit", record.result["detail"]
+    assert late + voids > 0, "the referee was never held past the limit: it tested nothing"
 
 
 async def test_the_cpu_clock_charges_cpu_up_to_its_wall_cap(bot):
