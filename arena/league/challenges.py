@@ -52,7 +52,7 @@ from arena.league.settings import play_clock_problem
 from arena.referee.clock import TimeControl, TimeControlError
 from arena.referee.human import HumanIO, HumanPlayer
 from arena.referee.match import TurnEvent
-from arena.referee.record import reason_text
+from arena.referee.outcome import reason_text
 from arena.viewer.replay import action_cells
 
 #: how many unread lines the page may send ahead (more are dropped: a person clicks slowly)

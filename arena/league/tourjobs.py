@@ -31,7 +31,7 @@ from sqlalchemy.engine import Connection
 from arena.league import queue
 from arena.league.errors import PlatformFault
 from arena.league.store import tournament_blobs, tournament_results
-from arena.referee.record import now_iso
+from arena.referee.outcome import now_iso
 
 #: the task of a tournament game's attempt (same queue as league games)
 TASK = "arena.tournament.play_game"

@@ -2,8 +2,10 @@
 
 Public surface used by the CLI and the tournament runner: describe bots with `load_bot`,
 configure a game with `MatchConfig` and `TimeControl`, play it with `play_match`, and keep or
-replay the resulting `GameRecord` (docs/record.md). A player that is not a program (a person) is
-a `SeatSpec` whose `Seat` the referee plays against exactly as against a bot's `BotChannel`.
+replay the resulting `GameRecord` (docs/record.md), whose result reads the same everywhere
+through `result_fields` (arena/referee/outcome.py, with the arena's `Reason` codes). A player
+that is not a program (a person) is a `SeatSpec` whose `Seat` the referee plays against exactly
+as against a bot's `BotChannel`.
 """
 
 from __future__ import annotations
@@ -23,7 +25,8 @@ if TYPE_CHECKING:
         check_seed,
         play_match,
     )
-    from arena.referee.record import FORFEIT_REASONS, RECORD_FORMAT, GameRecord, RecordError
+    from arena.referee.outcome import Reason, ResultFields, result_fields
+    from arena.referee.record import RECORD_FORMAT, GameRecord, RecordError
     from arena.referee.seat import BotFailure, Reply, Seat, SeatSpec
 
 # The names are imported on first use (PEP 562), so that a command which only needs a manifest
@@ -33,7 +36,8 @@ _WHERE = {
     "channel": ("BotChannel",),
     "clock": ("Clocks", "TimeControl", "TimeControlError"),
     "match": ("LogEvent", "MatchConfig", "RefereeFault", "TurnEvent", "check_seed", "play_match"),
-    "record": ("FORFEIT_REASONS", "RECORD_FORMAT", "GameRecord", "RecordError"),
+    "outcome": ("Reason", "ResultFields", "result_fields"),
+    "record": ("RECORD_FORMAT", "GameRecord", "RecordError"),
     "seat": ("BotFailure", "Reply", "Seat", "SeatSpec"),
 }
 _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
@@ -49,7 +53,6 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "FORFEIT_REASONS",
     "RECORD_FORMAT",
     "BotChannel",
     "BotError",
@@ -60,9 +63,11 @@ __all__ = [
     "GameRecord",
     "LogEvent",
     "MatchConfig",
+    "Reason",
     "RecordError",
     "RefereeFault",
     "Reply",
+    "ResultFields",
     "Seat",
     "SeatSpec",
     "TimeControl",
@@ -72,4 +77,5 @@ __all__ = [
     "check_seed",
     "load_bot",
     "play_match",
+    "result_fields",
 ]

@@ -7,7 +7,6 @@ re-checks every action, so a record is evidence, not just a log.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -15,50 +14,15 @@ from typing import Any
 
 from arena.errors import ArenaError
 from arena.games import IllegalAction, State, make_game
+from arena.referee.outcome import Reason, now_iso
 
 RECORD_FORMAT = "arena-record/1"
 
-#: reason codes that mean "the named bot lost by breaking a rule of the arena, not of the game"
-FORFEIT_REASONS = (
-    "time_forfeit",
-    "illegal_action",
-    "protocol_error",
-    "crash",
-    "failed_start",
-    "memory_limit",
-)
-
-#: every reason code a game can end by, in words, for pages and reports: the engines' (each
-#: rules page lists its own) and the arena's (docs/protocol.md#6). One table, so a page never
-#: shows a code where words belong; `reason_text` falls back to the code with spaces for a code
-#: added without words.
-REASON_WORDS: dict[str, str] = {
-    # by the rules (arena/games)
-    "board_full": "board full",
-    "repetition": "threefold repetition",
-    "max_turns": "turn limit reached",
-    "no_moves": "no move left",
-    "stuck": "a player could not move",
-    "both_passed": "both passed",
-    "tie_last_pass": "both passed with equal scores",
-    "blocked": "blocked (four failed moves)",
-    "resign": "resignation",
-    # by the arena: forfeits (FORFEIT_REASONS) and the draw when neither bot starts
-    "time_forfeit": "out of time",
-    "illegal_action": "illegal move",
-    "protocol_error": "protocol error",
-    "crash": "bot crashed",
-    "failed_start": "bot failed to start",
-    "memory_limit": "over its memory limit",
-    "both_failed_start": "both bots failed to start",
-}
-
-
-def reason_text(code: str | None) -> str:
-    """A reason code in words ("max_turns" -> "turn limit reached")."""
-    if not code:
-        return ""
-    return REASON_WORDS.get(code, code.replace("_", " "))
+#: the forfeit codes and the clock, for arena/league/store.py and fleet.py until they read
+#: arena/referee/outcome.py themselves (issue 20: the league's db/ package); nothing else
+#: imports them from here
+FORFEIT_REASONS = tuple(r.value for r in Reason if r.forfeit)
+__all__ = ["FORFEIT_REASONS", "RECORD_FORMAT", "GameRecord", "RecordError", "apply_turn", "now_iso"]
 
 
 class RecordError(ArenaError):
@@ -262,11 +226,3 @@ def _rounded(value: Any) -> Any:
     if isinstance(value, list):
         return [_rounded(v) for v in value]
     return value
-
-
-def now_iso() -> str:
-    """The UTC time as 2026-01-31T12:34:56.789Z (every game stamps its start and end: cheaper
-    than datetime's formatting)."""
-    t = time.time()
-    ms = int(t * 1000) % 1000
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{ms:03d}Z"

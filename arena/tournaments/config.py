@@ -22,15 +22,13 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
+from arena.games import GAME_NAMES
 from arena.games.base import MAX_TURNS
 from arena.oversubscription import available_cpus
 from arena.referee.clock import CLOCKS, TimeControl, TimeControlError
-from arena.sandbox import Limits, LimitsError
+from arena.sandbox import ISOLATION_MODES, Limits, LimitsError
 from arena.tournaments.sprt import SprtError, SprtParams
 from protocol.messages import SEED_MAX
-
-ALL_GAMES: tuple[str, ...] = ("papagra", "wrigglers", "stripes", "quadraphages", "hexaphage")
-ISOLATIONS: tuple[str, ...] = ("process", "docker")
 
 _TOP_KEYS = (
     "name",
@@ -433,7 +431,7 @@ def _bots(c: _Checker, raw: Any, base_dir: Path) -> tuple[BotEntry, ...]:
 
 def _games(c: _Checker, raw: Any, base_dir: Path) -> tuple[GameEntry, ...]:
     if raw is None:
-        raw = list(ALL_GAMES)
+        raw = list(GAME_NAMES)
     if not isinstance(raw, list) or not raw:
         raise c.fail(
             "games", f"expected a non-empty list of game names or tables, got {_show(raw)}"
@@ -449,7 +447,7 @@ def _games(c: _Checker, raw: Any, base_dir: Path) -> tuple[GameEntry, ...]:
             if "openings" in t:
                 openings_file = c.string(f"{key}.openings", t["openings"])
             if "name" not in t:
-                raise c.fail(f"{key}.name", f"missing (one of: {', '.join(ALL_GAMES)})")
+                raise c.fail(f"{key}.name", f"missing (one of: {', '.join(GAME_NAMES)})")
             name = c.string(f"{key}.name", t["name"])
             options = t.get("options", {})
             if not isinstance(options, Mapping):
@@ -459,8 +457,8 @@ def _games(c: _Checker, raw: Any, base_dir: Path) -> tuple[GameEntry, ...]:
             label = c.string(f"{key}.label", t.get("label", name))
         else:
             raise c.fail(key, f"expected a game name or a table, got {_show(item)}")
-        if name not in ALL_GAMES:
-            raise c.fail(key, f"unknown game {name!r} (valid games: {', '.join(ALL_GAMES)})")
+        if name not in GAME_NAMES:
+            raise c.fail(key, f"unknown game {name!r} (valid games: {', '.join(GAME_NAMES)})")
         if not all(ch.isalnum() or ch in "-_" for ch in label):
             raise c.fail(f"{key}.label", f"use letters, digits, '-' and '_' only, got {label!r}")
         options = dict(options)
@@ -551,9 +549,9 @@ def config_from_dict(
         conc = concurrency or available_cpus()
     pin = c.boolean("pin_cores", data.get("pin_cores", False))
     isolation = data.get("isolation")
-    if isolation is not None and isolation not in ISOLATIONS:
+    if isolation is not None and isolation not in ISOLATION_MODES:
         raise c.fail(
-            "isolation", f"expected one of {', '.join(ISOLATIONS)}, got {_show(isolation)}"
+            "isolation", f"expected one of {', '.join(ISOLATION_MODES)}, got {_show(isolation)}"
         )
     max_attempts = c.integer("max_attempts", data.get("max_attempts", 3), lo=1, hi=100)
     results_raw = data.get("results", f"results/{stem}.sqlite")

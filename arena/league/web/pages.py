@@ -36,7 +36,7 @@ from arena.league.web.auth import check_csrf, current_user, require_user
 from arena.league.web.live import _replay, in_flight_games, live_context
 from arena.league.web.render import render
 from arena.referee.channel import STDERR_SEPARATOR
-from arena.referee.record import reason_text
+from arena.referee.outcome import reason_text
 from arena.viewer.charts import line_chart
 
 #: rows per page of the leaderboard and of the games list

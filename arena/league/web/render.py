@@ -9,7 +9,7 @@ the shared replay viewer's JS/CSS, the favicon) are served by `static_routes`, n
 Two filters keep the pages saying things one way: `when` writes every timestamp in one format
 ("2026-01-31 12:34 UTC") inside a `<time datetime>` that machines read, and `words` writes a
 reason code (a game's end, a voided attempt's kind) in the words of the one table beside the
-codes (arena.referee.record.REASON_WORDS, arena.league.store.VOID_WORDS).
+codes (arena.referee.outcome.REASON_WORDS, arena.league.store.VOID_WORDS).
 """
 
 from __future__ import annotations
@@ -28,7 +28,7 @@ from starlette.staticfiles import StaticFiles
 
 from arena.league.store import VOID_WORDS
 from arena.league.web.auth import csrf_token
-from arena.referee.record import reason_text
+from arena.referee.outcome import reason_text
 from arena.viewer import static_path as viewer_static_path
 
 CSP = (

@@ -36,7 +36,7 @@ from support import (
 )
 
 from arena.league.store import VOID_WORDS
-from arena.referee.record import REASON_WORDS
+from arena.referee.outcome import REASON_WORDS
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 

@@ -33,7 +33,7 @@ from support import (
 )
 
 from arena.games.phages import PASS
-from arena.referee.record import reason_text
+from arena.referee.outcome import reason_text
 
 pytestmark = [pytest.mark.browser, pytest.mark.slow]
 
