@@ -14,7 +14,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from arena.referee.bots import BotError, BotSpec, BuildError, bot_from_command, load_bot
+    from arena.referee.bots import (
+        BotError,
+        BotSpec,
+        BuildError,
+        bot_from_command,
+        load_bot,
+        resolve_bot,
+    )
     from arena.referee.channel import BotChannel
     from arena.referee.clock import Clocks, TimeControl, TimeControlError
     from arena.referee.match import (
@@ -32,7 +39,7 @@ if TYPE_CHECKING:
 # The names are imported on first use (PEP 562), so that a command which only needs a manifest
 # or a record (`arena --help`, `arena replay`) does not import trio and the whole referee.
 _WHERE = {
-    "bots": ("BotError", "BotSpec", "BuildError", "bot_from_command", "load_bot"),
+    "bots": ("BotError", "BotSpec", "BuildError", "bot_from_command", "load_bot", "resolve_bot"),
     "channel": ("BotChannel",),
     "clock": ("Clocks", "TimeControl", "TimeControlError"),
     "match": ("LogEvent", "MatchConfig", "RefereeFault", "TurnEvent", "check_seed", "play_match"),
@@ -77,5 +84,6 @@ __all__ = [
     "check_seed",
     "load_bot",
     "play_match",
+    "resolve_bot",
     "result_fields",
 ]

@@ -161,7 +161,7 @@ class TournamentConfig:
     #: keep the processes of bots that offer sessions between their games (docs/protocol.md)
     reuse: bool = False
     #: a league's PostgreSQL URL: the games are played by its `arena league worker`s
-    #: (arena/tournaments/remote.py); not part of the identity (where games run changes nothing)
+    #: (arena/league/tourjobs.py); not part of the identity (where games run changes nothing)
     database: str | None = None
 
     def with_clock(self, clock: str) -> TournamentConfig:

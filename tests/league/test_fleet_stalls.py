@@ -21,7 +21,7 @@ from test_workers import STALLED_AFTER, Worker, q, two_bots, wait_until
 
 from arena.league import fleet, store
 from arena.league.executors.inprocess import _outcome
-from arena.league.slot import _void_kind
+from arena.league.voids import void_of
 from arena.league.worker import Deferred, Gate
 
 url, db = database_fixtures()
@@ -31,8 +31,9 @@ STALL = "HostStall: host_stall: the host kept the bot from a CPU for 0.500 s"
 
 def test_a_host_stall_is_its_own_void_kind_wherever_a_void_is_read() -> None:
     assert store.void_kind_of(STALL) is store.VoidKind.HOST_STALL
-    assert _void_kind({"type": "void", "reason": STALL}) == (store.VoidKind.HOST_STALL, STALL)
-    assert _outcome(None, {"type": "void", "reason": STALL}).void is store.VoidKind.HOST_STALL  # type: ignore[arg-type]
+    reply = {"type": "void", "fault": "host_stall", "reason": STALL}
+    assert void_of(reply) == (store.VoidKind.HOST_STALL, STALL)
+    assert _outcome(None, reply).void is store.VoidKind.HOST_STALL  # type: ignore[arg-type]
     for text, kind in [
         ("SandboxFault: no cgroup", store.VoidKind.SANDBOX_FAULT),
         ("RefereeFault: pipe", store.VoidKind.REFEREE_FAULT),
