@@ -19,6 +19,8 @@ from typing import Any
 
 from arena.referee.outcome import KIND_ORDER, Reason, forfeit_seats
 from arena.tournaments.ratings import fit_ratings
+from arena.tournaments.sprt import SprtParams
+from arena.tournaments.stopping import SprtRule
 from arena.tournaments.store import GameRow, Store
 
 PENTANOMIAL_LABELS = ("0", "0.5", "1", "1.5", "2")
@@ -163,9 +165,6 @@ def scheduled_total(meta: Mapping[str, Any]) -> int:
 
 def sprt_of(meta: Mapping[str, Any], rows: Iterable[GameRow]) -> dict[str, Any] | None:
     """The SPRT of a run with an [sprt] stopping rule, recomputed from the recorded games."""
-    from arena.tournaments.sprt import SprtParams
-    from arena.tournaments.stopping import SprtRule
-
     spec = meta.get("sprt")
     if not spec:
         return None
@@ -176,9 +175,6 @@ def sprt_of(meta: Mapping[str, Any], rows: Iterable[GameRow]) -> dict[str, Any] 
 
 def sprt_history(meta: Mapping[str, Any], rows: Iterable[GameRow]) -> list[dict[str, Any]]:
     """The SPRT's LLR after every completed game pair, in schedule order (the HTML chart)."""
-    from arena.tournaments.sprt import SprtParams
-    from arena.tournaments.stopping import SprtRule
-
     spec = meta.get("sprt")
     if not spec:
         return []

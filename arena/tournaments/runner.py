@@ -286,7 +286,7 @@ class _Run:
     async def _play_ahead(
         self,
         games: trio.MemoryReceiveChannel[ScheduledGame],
-        slot: ProcessPlayer,
+        player: ProcessPlayer,
         core: int | None,
     ) -> None:
         """`play` for a slot with a referee worker process, one game ahead: the slot's next
@@ -303,7 +303,7 @@ class _Run:
         exhausted = broken = False
         while True:
             if broken and not inflight:
-                await slot.aclose()  # a fresh worker for what is sent next
+                await player.aclose()  # a fresh worker for what is sent next
                 broken = False
             while not broken and len(inflight) < PLAY_AHEAD and (retry or not exhausted):
                 if retry:
@@ -322,7 +322,7 @@ class _Run:
                 if not inflight:
                     self.progress.game_started(sg.game_id)
                 try:
-                    await slot.send(sg.game_id, payload)
+                    await player.send(sg.game_id, payload)
                 except WorkerDied as e:
                     if inflight:
                         # the game in play reports the death (its record may still be in the
@@ -330,7 +330,7 @@ class _Run:
                         retry.appendleft((sg, payload, tries))
                         broken = True
                         break
-                    await slot.aclose()  # a fresh worker for the next attempt
+                    await player.aclose()  # a fresh worker for the next attempt
                     reply = void_of(sg.game_id, e)
                     if not await self._settle(sg, attempt, reply):
                         self._again(retry, sg, payload, tries)
@@ -340,9 +340,9 @@ class _Run:
                 return
             sg, payload, attempt, tries = inflight.popleft()
             try:
-                reply = await slot.receive()
+                reply = await player.receive()
             except WorkerDied as e:
-                await slot.aclose()
+                await player.aclose()
                 reply = void_of(sg.game_id, e)
                 retry.extendleft((g, p, t) for g, p, _, t in reversed(inflight))
                 inflight.clear()

@@ -28,6 +28,7 @@ import trio
 
 from arena.errors import ArenaError
 from arena.referee.outcome import now_iso, result_fields
+from arena.tournaments.identity import changes, legacy_changes, legacy_pairs, pair_table
 
 SCHEMA_VERSION = 1
 #: quick retries when taking the run lock (see `Store.run_alive`)
@@ -323,8 +324,6 @@ class Store:
         in the file keep theirs. A config that changes what recorded games were played under
         is refused with the list of changes. `extra` is stored in the meta table as is.
         """
-        from arena.tournaments.identity import changes, legacy_changes, legacy_pairs, pair_table
-
         meta = self.meta()
         old_pairs: list[tuple[str, str]] = []
         if meta:

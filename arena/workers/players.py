@@ -52,7 +52,7 @@ class InlinePlayer:
 
     async def play(self, game_id: str, attempt: int, payload: dict[str, Any]) -> dict[str, Any]:
         # Imported here, not with the module: the referee and the process sandbox cost the
-        # runner's process 50-80 ms of imports (python -X importtime, on the 2-core test
+        # runner's process 50-90 ms of imports (python -X importtime, on the 2-core test
         # machine), and only this player, which tests use, plays games in it.
         from arena.workers.child import play_one
 
