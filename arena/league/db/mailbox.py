@@ -26,7 +26,7 @@ from sqlalchemy.engine import Connection
 
 from arena.league.db.schema import tournament_blobs, tournament_results
 from arena.league.errors import PlatformFault
-from arena.referee.record import now_iso
+from arena.referee.outcome import now_iso
 
 
 def _pack(obj: Any) -> bytes:
