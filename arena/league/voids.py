@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from arena.league.store import VoidKind
+from arena.league.db.schema import VoidKind
 from arena.workers.wire import Fault
 
 #: the void kind of each fault a void reply can name

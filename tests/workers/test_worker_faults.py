@@ -14,8 +14,8 @@ from typing import Any
 import pytest
 
 from arena.errors import PlatformFault
-from arena.league import store
 from arena.league.botcache import ServerUnreachable
+from arena.league.db import schema
 from arena.league.executors.inprocess import _outcome
 from arena.league.voids import void_kind, void_of
 from arena.referee import RefereeFault, TimeControl
@@ -25,7 +25,7 @@ from arena.workers.child import play_one
 from arena.workers.process import WorkerDied
 from arena.workers.wire import Fault
 
-VoidKind = store.VoidKind
+VoidKind = schema.VoidKind
 
 
 def _subclasses(cls: type) -> set[type]:

@@ -1,6 +1,6 @@
 """The mailbox between a local tournament's runner and the league's workers.
 
-`arena tournament run --database URL` (arena/tournaments/remote.py) stores each bot's archive
+`arena tournament run --database URL` (arena/league/tourjobs.py) stores each bot's archive
 here by content hash (`tournament_blobs`, `put_blob`), defers one job per game attempt on the
 league's queue (arena/league/tourjobs.py), and reads the attempts' outcomes back (`outcomes`).
 A worker's slot fetches the archives (`get_blob`, verified against their name) and inserts each

@@ -322,7 +322,7 @@ meta = Table(
 
 
 # Local tournaments played by the league's workers (`arena tournament run --database`,
-# arena/tournaments/remote.py; db/mailbox.py): the bots' archives by content hash, and each
+# arena/league/tourjobs.py; db/mailbox.py): the bots' archives by content hash, and each
 # attempt's outcome, inserted once per (run, game, attempt) whatever the number of workers that
 # played it.
 tournament_blobs = Table(
