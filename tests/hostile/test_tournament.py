@@ -39,7 +39,9 @@ def write_league(directory: Path, results: Path, isolation: str, token: str) -> 
         entries.append(f'"{manifest}"')
     config = league / "league.toml"
     config.write_text(
-        f'name = "hostile-{isolation}"\nseed = 3\nrounds = 1\nconcurrency = 2\n'
+        # a loaded machine can hold a hostile busy bot off the CPU past the hard cap: its game is
+        # then voided as a host stall and replayed (docs/protocol.md §4), so more attempts
+        f'name = "hostile-{isolation}"\nseed = 3\nrounds = 1\nconcurrency = 2\nmax_attempts = 10\n'
         f'results = "{results}"\n'
         f"bots = [{', '.join(entries)}]\n"
         'games = ["wrigglers"]\n'
