@@ -26,8 +26,13 @@ needs_cap = pytest.mark.skipif(
 )
 CORES = os.cpu_count() or 1
 
-#: N busy processes that never end (the shell forks them: no compiler needed)
-SWARM = "i=0; while [ $i -lt {n} ]; do (while :; do :; done) & i=$((i+1)); done; echo go; wait"
+#: N busy processes that never end, each in a session of its own, as the hostile fork bomb's
+#: children: the kernel's autogroups (one scheduling entity per session) then do not hold them
+#: together, only the bot's CPU cgroup does (the shell forks them: no compiler needed)
+SWARM = (
+    "i=0; while [ $i -lt {n} ]; do setsid sh -c 'while :; do :; done' & i=$((i+1)); done; "
+    "echo go; wait"
+)
 
 
 async def cpu_over(spec: LaunchSpec, seconds: float) -> tuple[float, float, int]:
