@@ -11,8 +11,9 @@
  *   timing_bot fork F S         a forked helper and this process, both busy on the bot's first
  *                               CPU for F*D, the helper exits; then sleep until S*D and answer
  *   timing_bot spread N F       N busy threads on any CPUs (not pinned) for F*D of wall time
- *   timing_bot swarm N F        on `hello`, fork N helpers busy until the bot is killed (on any
- *                               CPUs: the whole machine, but for a CPU cap), and log `swarm P`
+ *   timing_bot swarm N F        on `hello`, fork N helpers busy until the bot is killed, each in
+ *                               a session of its own (on any CPUs: the whole machine, but for a
+ *                               CPU cap), and log `swarm P`
  *                               (its pid); then sleep F*D per turn and answer
  * With TIMING_RT in its environment the bot logs `pid N` on `hello` and waits until the test
  * has made it SCHED_FIFO 1 (it cannot itself: no capability), so that on a shared test
@@ -133,7 +134,10 @@ static void answer(const char *line) {
     if (strncmp(line, "{\"type\":\"hello\"", 15) == 0) {
         if (strcmp(argv_[1], "swarm") == 0) {
             for (int i = 0; i < atoi(argv_[2]); i++)
-                if (fork() == 0) burn_wall(1e300); /* until killed with the bot's tree */
+                if (fork() == 0) { /* a session of its own: no autogroup holds it with the bot */
+                    setsid();
+                    burn_wall(1e300); /* until killed with the bot's tree */
+                }
             snprintf(out, sizeof out, "{\"type\":\"log\",\"message\":\"swarm %d\"}\n",
                      (int)getpid());
             say(out);
