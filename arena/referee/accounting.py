@@ -86,10 +86,11 @@ def lateness(written: int, slept: int | None, read: int) -> float:
 
 class OwnClock(trio.abc.Instrument):
     """The referee thread's run-queue wait at the start of every sleep of its event loop while
-    a metered reply is awaited (`armed`): a trio instrument, one per game (added and removed by
-    it). `before_io_wait` reads it (one pread) when the loop may sleep, `after_io_wait` once it
-    runs again: an I/O wait that returned at once (less its own run-queue wait) did not sleep,
-    and does not count (the reply may have been there before it). Unarmed, both return."""
+    a metered reply is awaited: a trio instrument, one per game, in the run only while some
+    reply is awaited (`arm`, `disarm`), so that a reply read at once costs nothing more.
+    `before_io_wait` reads it (one pread) when the loop may sleep, `after_io_wait` once it runs
+    again: an I/O wait that returned at once (less its own run-queue wait) did not sleep, and
+    does not count (the reply may have been there before it)."""
 
     def __init__(self, fd: int | None) -> None:
         self.fd = fd
@@ -100,6 +101,22 @@ class OwnClock(trio.abc.Instrument):
         self.sleeps = 0
         self._at = 0.0
         self._start = -1
+
+    def arm(self) -> None:
+        """A reply is awaited: watch the loop's sleeps (from the first one armed)."""
+        if self.fd is None:
+            return
+        if self.armed == 0:
+            trio.lowlevel.add_instrument(self)
+        self.armed += 1
+
+    def disarm(self) -> None:
+        if self.armed > 0:
+            self.armed -= 1
+            if self.armed == 0:
+                self._start = -1
+                with contextlib.suppress(KeyError):
+                    trio.lowlevel.remove_instrument(self)
 
     def delay(self) -> int:
         """The thread's run-queue wait so far (ns), -1 where unreadable."""
@@ -199,7 +216,7 @@ class Meter:
         if before is not None and not before[4]:
             self._before = self.counters.confirm(before)
         if self.own is not None and not self._armed:
-            self.own.armed += 1
+            self.own.arm()
             self._armed = True
 
     def done(self) -> None:
@@ -207,7 +224,7 @@ class Meter:
         if self._armed:
             self._armed = False
             assert self.own is not None
-            self.own.armed -= 1
+            self.own.disarm()
 
     def arrived(self) -> None:
         """The reply's last byte was just read."""

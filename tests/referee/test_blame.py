@@ -189,11 +189,10 @@ async def test_the_referees_clock_marks_its_sleeps() -> None:
     from arena.referee.accounting import OwnClock, open_own_schedstat
 
     own = OwnClock(open_own_schedstat())
-    trio.lowlevel.add_instrument(own)
     try:
         await trio.sleep(0.002)
         assert own.sleeps == 0  # not armed
-        own.armed += 1
+        own.arm()
         await trio.sleep(0.002)
         assert own.sleeps >= 1 and own.slept >= 0
         r, w = os.pipe()
@@ -213,8 +212,13 @@ async def test_the_referees_clock_marks_its_sleeps() -> None:
         finally:
             os.close(r)
             os.close(w)
+        own.disarm()
+        marks = own.sleeps
+        await trio.sleep(0.002)
+        assert own.sleeps == marks and own.armed == 0  # out of the run again
     finally:
-        trio.lowlevel.remove_instrument(own)
+        while own.armed:
+            own.disarm()
         if own.fd is not None:
             os.close(own.fd)
 
