@@ -10,7 +10,10 @@ sleeps it waits on the bot's pipe, so a reply that came before the sleep ended w
 it; its waits before that sleep delayed nothing of this reply, whatever else woke it (its own
 re-check timers, other tasks of its process). What woke it last is not known (a timer, another
 task's pipe, the first bytes of a reply written in parts), so no part of that wait is surely
-after the reply: it is forgiven in the charge, never in a flag (arena/referee/blame.py).
+after the reply: it is forgiven in the charge, never in a flag (arena/referee/blame.py). The
+same holds of its delay between starting to write a request and stamping it written (`lag`:
+a bot woken by the write on the referee's CPU preempts it, and may read the request before
+the wall clock starts).
 
 The figures go to the record per reply (docs/record.md): `cpu`, `wait` (runnable wait summed
 over the bot's tasks), `late`, `host` (the share forgiven), `charged`, and per turn the
@@ -157,6 +160,7 @@ class Meter:
         "_after",
         "_armed",
         "_before",
+        "_lag",
         "_late",
         "_late0",
         "_late1",
@@ -177,6 +181,7 @@ class Meter:
         self._sleeps = 0
         self._armed = False
         self._late = 0.0
+        self._lag = 0.0
 
     @property
     def source(self) -> str:
@@ -202,9 +207,12 @@ class Meter:
         self._before = self.counters.snapshot(lean)
         self._after = None
 
-    def written(self) -> None:
-        """The request is written: the bot's clock starts."""
+    def written(self, lag: float = 0.0) -> None:
+        """The request is written: the bot's clock starts. `lag`: seconds from the start of
+        the write that the bot may already have had (the referee's own delay in writing and
+        stamping it): not charged, never forgiven in a flag (arena/referee/blame.py)."""
         self._late0 = self._own()
+        self._lag = max(0.0, lag)
         own = self.own
         if own is not None:
             self._sleeps = own.sleeps
@@ -268,4 +276,5 @@ class Meter:
         # while the reply is awaited the referee's own delays hid nothing: no lateness
         late = 0.0 if awaited else self._late
         throttled = (after.throttled - before.throttled) / 1e9
-        return Measures(wall, cpu, wait, task_stall(tasks, cpu), throttled, late)
+        stall = task_stall(tasks, cpu)
+        return Measures(wall, cpu, wait, stall, throttled, late, self._lag)
