@@ -4,7 +4,7 @@
 
 Prints, with baselines from the same run:
 
-- the time per game in a referee worker process (arena/tournaments/worker.py) with the turn
+- the time per game in a referee worker process (arena/workers/child.py) with the turn
   reports the league asks for (`"progress": true`) against the same games without them,
   alternating (each first in every other repetition): medians and their ratio (target: <= 1.05,
   the reports are one JSON line per turn written by a task of their own);
@@ -30,8 +30,8 @@ sys.path.insert(0, str(ROOT))
 from arena.league.live import LiveGames  # noqa: E402
 from arena.referee import load_bot  # noqa: E402
 from arena.referee.record import GameRecord  # noqa: E402
-from arena.tournaments.runner import WorkerProcess  # noqa: E402
 from arena.viewer import replay_data  # noqa: E402
+from arena.workers.process import WorkerProcess  # noqa: E402
 
 
 def request(game: str, seed: int, bot: str, progress: bool) -> dict:

@@ -129,8 +129,8 @@ def limit_option(p: argparse.ArgumentParser) -> None:
         default=[],
         metavar="KEY=VALUE",
         help="the most any bot may have (repeatable): memory_mb, cpu_seconds, processes, "
-        "file_size_mb, open_files, network, stderr_bytes, tmpfs_mb; a manifest can only "
-        "ask for less (default: the built-in limits, no network)",
+        "file_size_mb, open_files, network, stderr_bytes, tmpfs_mb, cpus; a manifest can only "
+        "ask for less (default: the built-in limits, 1 CPU, no network)",
     )
 
 

@@ -189,6 +189,13 @@ def cmd_run(args: argparse.Namespace) -> int:
         config = dataclasses.replace(config, oversubscribe=True)
     if args.clock is not None:
         config = config.with_clock(args.clock)
+    play_elsewhere = None
+    if config.database is not None:
+        # the league's queue plays the games (imported only then: SQLAlchemy, procrastinate)
+        from arena.league.tourjobs import check_sendable, queue_player
+
+        check_sendable(config.bots)
+        play_elsewhere = queue_player
     if args.quiet:
         progress: Progress = Progress()
     elif args.plain or not sys.stdout.isatty():
@@ -197,7 +204,11 @@ def cmd_run(args: argparse.Namespace) -> int:
         progress = LiveProgress(config.name)
     outcome = trio.run(
         lambda: run_tournament(
-            config, progress=progress, handle_signals=True, drop_broken=args.drop_broken
+            config,
+            progress=progress,
+            handle_signals=True,
+            drop_broken=args.drop_broken,
+            play_elsewhere=play_elsewhere,
         )
     )
     if not args.quiet:

@@ -1,9 +1,9 @@
 """The rules engines and the registry that creates a game from its name and options.
 
-Every other part of the arena goes through `make_game`, so adding a variant means one line in
-`_VARIANTS` here, its name in the games a tournament accepts (`ALL_GAMES`,
-arena/tournaments/checks.py) and its small options in tests/games/test_properties.py; the
-referee, the viewer and the league take it as it is.
+Every other part of the arena goes through `make_game` and `GAME_NAMES` (the CLI, tournament
+configs, the league's settings, the viewer), so adding a variant means its engine module (with
+its `small_options` for the property tests), one line in `_VARIANTS`, its rules page
+(docs/games/) and its test file: nothing else names the games.
 """
 
 from __future__ import annotations

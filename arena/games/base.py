@@ -40,7 +40,11 @@ class Result:
 
     @property
     def result_string(self) -> str:
-        return {0: "1-0", 1: "0-1", None: "1/2-1/2"}[self.winner]
+        return RESULT_STRINGS[self.winner]
+
+
+#: a result as the reports write it, by the winning seat (None: a draw)
+RESULT_STRINGS: dict[int | None, str] = {0: "1-0", 1: "0-1", None: "1/2-1/2"}
 
 
 @dataclass(frozen=True)
@@ -120,6 +124,9 @@ class Game(ABC):
     colours: ClassVar[tuple[str, str]]
     #: the options this game accepts, in display order
     option_specs: ClassVar[Sequence[OptionSpec]]
+    #: option sets small enough (boards, turn limits) for the property tests every engine
+    #: passes (tests/games/test_properties.py) to reach game ends fast on random play
+    small_options: ClassVar[Sequence[Mapping[str, Any]]] = ({},)
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         self.options: dict[str, Any] = resolve_options(self.name, self.option_specs, options or {})

@@ -211,6 +211,7 @@ class Papagra(Game):
             parse_int(1, MAX_TURNS),
         ),
     )
+    small_options = ({"board": "hex 3", "max_turns": 40}, {"board": "square 4", "max_turns": 40})
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)

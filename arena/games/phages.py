@@ -137,6 +137,7 @@ class PhageGame(Game):
             parse_int(lo=1, hi=MAX_TURNS),
         ),
     )
+    small_options: ClassVar[tuple[dict[str, Any], ...]] = ({"max_turns": 60},)
 
     @property
     def layout(self) -> _Layout:

@@ -110,6 +110,7 @@ class Stripes(Game):
             parse_int(1, MAX_TURNS),
         ),
     )
+    small_options = ({"max_turns": 80},)
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)

@@ -109,6 +109,7 @@ class Wrigglers(Game):
             parse_int(1, MAX_TURNS),
         ),
     )
+    small_options = ({"max_turns": 60}, {"max_turns": 60, "ludii_rules": True})
 
     def __init__(self, options: Mapping[str, Any] | None = None) -> None:
         super().__init__(options)

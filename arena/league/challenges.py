@@ -43,18 +43,22 @@ from typing import Any
 
 import trio
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, PlatformFault
 from arena.games import State, make_game
 from arena.league import privacy
 from arena.league.db import ledger, roster, schema, views
 from arena.league.errors import LeagueError
 from arena.league.executors.base import job_from_claim
 from arena.league.settings import play_clock_problem
+from arena.league.voids import void_kind
+from arena.referee import play_match
+from arena.referee.bots import resolve_bot
 from arena.referee.clock import TimeControl, TimeControlError
 from arena.referee.human import HumanIO, HumanPlayer
 from arena.referee.match import TurnEvent
-from arena.referee.record import reason_text
+from arena.referee.outcome import reason_text
 from arena.viewer.replay import action_cells
+from arena.workers.child import match_config
 
 #: how many unread lines the page may send ahead (more are dropped: a person clicks slowly)
 LINE_BUFFER = 16
@@ -453,11 +457,6 @@ class Challenges:
     async def _play(
         self, ch: Challenge, claim: ledger.Claim, match: dict[str, Any], bot: dict[str, Any]
     ) -> None:
-        from arena.referee import RefereeFault, play_match
-        from arena.referee.match import HostStall
-        from arena.sandbox import SandboxFault
-        from arena.tournaments.worker import match_config, resolve_bot
-
         io = ch.io
         settled = False
         try:
@@ -470,14 +469,13 @@ class Challenges:
             settled = True
             io.recorded()
         except Exception as e:  # the platform's fault (or a bug): never the server's end
-            kind = schema.VoidKind.INTERNAL_ERROR
-            if isinstance(e, SandboxFault | ArenaError):
+            if isinstance(e, PlatformFault):  # of the kind its fault names
+                kind = void_kind(e.fault)
+            elif isinstance(e, ArenaError):  # the bot's version no longer loads
                 kind = schema.VoidKind.SANDBOX_FAULT
-            elif isinstance(e, HostStall):  # a RefereeFault: the host made the bot late
-                kind = schema.VoidKind.HOST_STALL
-            elif isinstance(e, RefereeFault):
-                kind = schema.VoidKind.REFEREE_FAULT
             else:
+                kind = schema.VoidKind.INTERNAL_ERROR
+            if kind == schema.VoidKind.INTERNAL_ERROR:
                 traceback.print_exc(file=sys.stderr)
             settled = True
             with trio.CancelScope(shield=True):

@@ -1,14 +1,15 @@
 """The league's two kinds of failure, told apart once so every caller decides with one except.
 
 `LeagueError` is the user's fault (a bad request, a malformed archive, a wrong token): it becomes
-a one-line CLI error or a 4xx JSON answer naming the problem. `PlatformFault` is the league's own
-fault while playing a game (sandbox fault, lost worker, referee bug): the game is voided, never
+a one-line CLI error or a 4xx JSON answer naming the problem. `PlatformFault` (arena/errors.py,
+the base of every platform fault: sandbox, referee, host stall, lost referee worker) is the
+league's own fault while playing a game, or an archive it cannot serve: the game is voided, never
 rated, and replayed. A bot's own misbehaviour is neither: it is a rated result with its reason.
 """
 
 from __future__ import annotations
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, PlatformFault
 
 
 class LeagueError(ArenaError):
@@ -24,5 +25,4 @@ class LeagueError(ArenaError):
         self.field = field
 
 
-class PlatformFault(Exception):
-    """The platform, not a bot, failed a game: void it, do not rate it, play it again."""
+__all__ = ["LeagueError", "PlatformFault"]

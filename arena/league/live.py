@@ -22,7 +22,8 @@ from typing import Any
 
 import trio
 
-from arena.referee.record import GameRecord, RecordError, apply_turn, now_iso
+from arena.referee.outcome import now_iso
+from arena.referee.record import GameRecord, RecordError, apply_turn
 
 
 class Signal:

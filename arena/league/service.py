@@ -47,7 +47,7 @@ from arena.league.errors import LeagueError
 from arena.league.live import LiveGames, Validations
 from arena.league.ratings import official_table
 from arena.league.settings import LeagueSettings
-from arena.referee.record import now_iso
+from arena.referee.outcome import now_iso
 
 T = TypeVar("T")
 

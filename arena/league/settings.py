@@ -113,6 +113,8 @@ processes = 32
 file_size_mb = 16
 open_files = 128
 stderr_bytes = 65536
+# CPUs a bot's processes and threads may use together (a fraction is fine): its cap
+cpus = 1.0
 
 [matchmaking]
 # games a new version plays first in each variant (placement), before normal matchmaking

@@ -1,8 +1,9 @@
 """One game slot of a league worker: a trio process that plays the games of the jobs it is given.
 
 The worker (arena/league/worker.py) runs procrastinate's asyncio loop and keeps one of these
-processes per slot; everything about a game happens here, under trio, as in the referee worker
-of tournaments (arena/tournaments/worker.py, whose line protocol this reuses). A crash here (a
+processes per slot; everything about a game happens here, under trio, as in a referee worker
+process (arena/workers/child.py, whose `play_one` plays the game and whose line protocol,
+arena/workers/wire.py, this speaks). A crash here (a
 referee bug, the OOM killer) takes down one slot, not the worker: the worker sees the pipe die
 and hands the job back to the queue.
 
@@ -59,8 +60,11 @@ from arena.league.db import fleet, ledger, mailbox, schema
 from arena.league.db.database import Database
 from arena.league.errors import PlatformFault
 from arena.league.executors.base import job_from_claim
+from arena.league.voids import void_of
 from arena.referee.sessions import SessionPool
 from arena.sandbox import Limits
+from arena.workers.child import load_specs, play_one
+from arena.workers.wire import Fault, encode, requests_on_stdin, void
 
 
 @dataclasses.dataclass(frozen=True)
@@ -140,7 +144,7 @@ class Slot:
         reply = await _play(job.worker_request(), self.sessions)
         if reply["type"] == "record":
             return await trio.to_thread.run_sync(self._record, claim, reply["record"])
-        kind, reason = _void_kind(reply)
+        kind, reason = void_of(reply)
         return await self._void(claim, params, kind, reason)
 
     async def play_tournament(
@@ -151,8 +155,8 @@ class Slot:
         runner plays the game again as a new attempt)."""
         try:
             paths = [str(await self.cache.path(sha)) for sha in job["bots"]]
-        except PlatformFault as e:
-            reply: dict[str, Any] = {"type": "void", "reason": f"SandboxFault: {e}"}
+        except PlatformFault as e:  # the archives: named as the sandbox's, as they always were
+            reply: dict[str, Any] = void(game_id, Fault.SANDBOX, f"SandboxFault: {e}")
         else:
             entries = [
                 {**entry, "source": path, "build": False}
@@ -167,7 +171,7 @@ class Slot:
         else:
             kind, payload = "error", {"message": reply.get("message"), "user": reply.get("user")}
 
-        stall = kind == "void" and schema.void_kind_of(payload) == schema.VoidKind.HOST_STALL
+        stall = kind == "void" and void_of(reply)[0] == schema.VoidKind.HOST_STALL
 
         def insert() -> bool:
             with self.db.write() as conn:
@@ -277,23 +281,15 @@ def _published(db: Database) -> tuple[str | None, str | None]:
 
 
 async def _play(request: dict[str, Any], sessions: SessionPool | None) -> dict[str, Any]:
-    from arena.tournaments.worker import load_specs, play_one
-
     try:
         specs = load_specs(request["bots"])
     except Exception as e:  # a cached bot that no longer loads: the worker's fault
-        return {"type": "void", "reason": f"SandboxFault: cached bot does not load: {e}"}
+        reason = f"SandboxFault: cached bot does not load: {e}"
+        return void(request.get("game_id"), Fault.SANDBOX, reason)
     return await play_one(specs, request, sessions=sessions)
 
 
-def _void_kind(reply: dict[str, Any]) -> tuple[schema.VoidKind, str]:
-    reason = str(reply.get("reason") or reply.get("message") or f"unexpected reply {reply!r}")
-    return schema.void_kind_of(reason), reason
-
-
 async def main() -> None:
-    from arena.tournaments.worker import encode, requests_on_stdin
-
     slot: Slot | None = None
     db: Database | None = None
     try:

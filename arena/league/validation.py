@@ -34,7 +34,6 @@ from arena.referee import (
     BotSpec,
     BuildError,
     MatchConfig,
-    RefereeFault,
     TimeControl,
     load_bot,
     play_match,
@@ -199,7 +198,7 @@ async def validate_version(
             )
             try:
                 record = await play_match(config)
-            except (SandboxFault, RefereeFault) as exc:
+            except PlatformFault as exc:
                 raise PlatformFault(f"validation game {variant} failed: {exc}") from exc
             problem = check_problem(record, seat, bot, time_control)
             inconclusive = problem is not None and problem.startswith("the sparring bot failed")

@@ -2,8 +2,10 @@
 
 Public surface used by the CLI and the tournament runner: describe bots with `load_bot`,
 configure a game with `MatchConfig` and `TimeControl`, play it with `play_match`, and keep or
-replay the resulting `GameRecord` (docs/record.md). A player that is not a program (a person) is
-a `SeatSpec` whose `Seat` the referee plays against exactly as against a bot's `BotChannel`.
+replay the resulting `GameRecord` (docs/record.md), whose result reads the same everywhere
+through `result_fields` (arena/referee/outcome.py, with the arena's `Reason` codes). A player
+that is not a program (a person) is a `SeatSpec` whose `Seat` the referee plays against exactly
+as against a bot's `BotChannel`.
 """
 
 from __future__ import annotations
@@ -12,7 +14,14 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from arena.referee.bots import BotError, BotSpec, BuildError, bot_from_command, load_bot
+    from arena.referee.bots import (
+        BotError,
+        BotSpec,
+        BuildError,
+        bot_from_command,
+        load_bot,
+        resolve_bot,
+    )
     from arena.referee.channel import BotChannel
     from arena.referee.clock import Clocks, TimeControl, TimeControlError
     from arena.referee.match import (
@@ -23,17 +32,19 @@ if TYPE_CHECKING:
         check_seed,
         play_match,
     )
-    from arena.referee.record import FORFEIT_REASONS, RECORD_FORMAT, GameRecord, RecordError
+    from arena.referee.outcome import Reason, ResultFields, result_fields
+    from arena.referee.record import RECORD_FORMAT, GameRecord, RecordError
     from arena.referee.seat import BotFailure, Reply, Seat, SeatSpec
 
 # The names are imported on first use (PEP 562), so that a command which only needs a manifest
 # or a record (`arena --help`, `arena replay`) does not import trio and the whole referee.
 _WHERE = {
-    "bots": ("BotError", "BotSpec", "BuildError", "bot_from_command", "load_bot"),
+    "bots": ("BotError", "BotSpec", "BuildError", "bot_from_command", "load_bot", "resolve_bot"),
     "channel": ("BotChannel",),
     "clock": ("Clocks", "TimeControl", "TimeControlError"),
     "match": ("LogEvent", "MatchConfig", "RefereeFault", "TurnEvent", "check_seed", "play_match"),
-    "record": ("FORFEIT_REASONS", "RECORD_FORMAT", "GameRecord", "RecordError"),
+    "outcome": ("Reason", "ResultFields", "result_fields"),
+    "record": ("RECORD_FORMAT", "GameRecord", "RecordError"),
     "seat": ("BotFailure", "Reply", "Seat", "SeatSpec"),
 }
 _MODULE_OF = {name: module for module, names in _WHERE.items() for name in names}
@@ -49,7 +60,6 @@ def __getattr__(name: str) -> Any:
 
 
 __all__ = [
-    "FORFEIT_REASONS",
     "RECORD_FORMAT",
     "BotChannel",
     "BotError",
@@ -60,9 +70,11 @@ __all__ = [
     "GameRecord",
     "LogEvent",
     "MatchConfig",
+    "Reason",
     "RecordError",
     "RefereeFault",
     "Reply",
+    "ResultFields",
     "Seat",
     "SeatSpec",
     "TimeControl",
@@ -72,4 +84,6 @@ __all__ = [
     "check_seed",
     "load_bot",
     "play_match",
+    "resolve_bot",
+    "result_fields",
 ]

@@ -27,7 +27,8 @@ import shutil
 import stat
 import subprocess
 import sys
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -395,6 +396,24 @@ def load_bot(text_or_path: str | os.PathLike[str]) -> BotSpec:
             raise BotError(f"{source}: no such manifest")
         return load_manifest(path, source=source)
     return bot_from_command(source)
+
+
+def resolve_bot(entry: Mapping[str, Any]) -> BotSpec:
+    """A bot entry as a tournament config or a game request carries it (`BotEntry.to_dict()`:
+    `source`, and optionally `alias`, `args`, `env`, `build`) as the BotSpec that plays: the
+    manifest with the entry's name, extra arguments and environment applied (and, for the
+    league, `"build": false`: built already, at submission, never at play time)."""
+    spec = load_bot(entry["source"])
+    changes: dict[str, Any] = {}
+    if entry.get("alias"):
+        changes["name"] = entry["alias"]
+    if entry.get("args"):
+        changes["command"] = (*spec.command, *entry["args"])
+    if entry.get("env"):
+        changes["env"] = tuple(sorted({**dict(spec.env), **entry["env"]}.items()))
+    if entry.get("build") is False:
+        changes["build"] = None
+    return replace(spec, **changes) if changes else spec
 
 
 @functools.lru_cache(maxsize=256)

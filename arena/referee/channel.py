@@ -368,10 +368,13 @@ class BotChannel(Seat):
             m = meter.measures(now - written)
             verdict = judge(m, deadline, margin, self.clock, self.wall_cap)
             sample = meter.last
-            # a stall still going on does not show in the bot's statistics yet: look on
+            # a stall still going on does not show in the bot's statistics yet: look on. Not
+            # for a bot its own CPU quota throttled over this reply: its runnable tasks that
+            # use no CPU are then its own doing (a throttled task looks just like a held one)
             held = (
                 earlier is not None
                 and sample is not None
+                and m.throttled <= 0
                 and meter.counters.held(earlier, sample, now - earlier_at)
             )
             probe = earlier is None and verdict.flagged

@@ -13,6 +13,7 @@ from typing import Any
 
 from arena.referee.bots import BotSpec
 from arena.referee.clock import TimeControl
+from arena.referee.outcome import Reason
 from arena.referee.record import GameRecord
 from arena.resources import SPARRING_BOT
 
@@ -26,7 +27,7 @@ def check_problem(record: GameRecord, seat: int, bot: BotSpec, tc: TimeControl) 
     """What the checked bot did wrong in this game, in words for its author; None if nothing."""
     res = record.result
     failure = res.get("failure") or {}
-    if res.get("reason") == "both_failed_start":
+    if res.get("reason") == Reason.BOTH_FAILED_START:
         for f in failure.get("seats", []):
             if f["seat"] == seat:
                 return failure_text(record, f, tc)
@@ -43,9 +44,8 @@ def check_problem(record: GameRecord, seat: int, bot: BotSpec, tc: TimeControl) 
 def handshake_failed(record: GameRecord, seat: int) -> bool:
     """The bot never got to `ready`: every other game would fail the same way."""
     reason = record.result.get("reason")
-    return reason in ("failed_start", "protocol_error", "both_failed_start") and (
-        record.ready[seat] is None
-    )
+    at_start = (Reason.FAILED_START, Reason.PROTOCOL_ERROR, Reason.BOTH_FAILED_START)
+    return reason in at_start and (record.ready[seat] is None)
 
 
 def failure_text(record: GameRecord, f: dict[str, Any], tc: TimeControl) -> str:

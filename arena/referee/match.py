@@ -23,20 +23,20 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
-from arena.errors import ArenaError
+from arena.errors import ArenaError, PlatformFault
 from arena.games import IllegalAction, Result, State, make_game
 from arena.referee.accounting import NO_ACCOUNTING, Meter, OwnClock, close_fd, open_own_schedstat
 from arena.referee.bots import BotSpec, BuildError
 from arena.referee.channel import STDERR_SEPARATOR, BotChannel, stderr_lines
 from arena.referee.clock import Clocks, TimeControl
-from arena.referee.record import FORFEIT_REASONS, GameRecord, now_iso
+from arena.referee.outcome import Reason, by_failure, is_forfeit, now_iso
+from arena.referee.record import GameRecord
 from arena.referee.seat import BotFailure, Seat, SeatSpec
 from arena.sandbox import (
     BotProcess,
     LaunchError,
     LaunchSpec,
     Limits,
-    SandboxFault,
     launcher_for,
 )
 from protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
@@ -49,14 +49,18 @@ LOG_MESSAGE_BYTES = 4096
 LOG_TOTAL_BYTES = 64 * 1024
 
 
-class RefereeFault(Exception):
+class RefereeFault(PlatformFault):
     """The referee itself failed (not a bot); the game should be voided."""
+
+    fault = "referee"
 
 
 class HostStall(RefereeFault):
     """The machine, not the bot, made a reply late, by more than the bound of
     arena/referee/blame.py (`stall_bound`): the game is voided and played again. The message
     starts with `host_stall:` and names the seat, the turn and the measured shares."""
+
+    fault = "host_stall"
 
 
 @dataclass(frozen=True)
@@ -138,8 +142,8 @@ async def play_match(
     on_log: Callable[[LogEvent], None] | None = None,
 ) -> GameRecord:
     """Play one game and return its record. Bot failures become results, never exceptions;
-    ArenaError for bad input (game, options, opening); SandboxFault/RefereeFault when the arena
-    failed."""
+    ArenaError for bad input (game, options, opening); a PlatformFault (SandboxFault,
+    RefereeFault, HostStall) when the arena failed."""
     referee = _Referee(config, observer, on_log)
     with _gc_frozen():
         await referee.run()
@@ -349,7 +353,7 @@ class _Referee:
     async def _play_guarded(self) -> _Outcome:
         try:
             return await self._play()
-        except (RefereeFault, SandboxFault, _CallerError):
+        except (PlatformFault, _CallerError):
             raise
         except Exception as e:
             # a bug in a rules engine or in the referee, never a bot's doing: the game must
@@ -374,7 +378,7 @@ class _Referee:
             "detail": res.detail,
             "scores": list(res.scores),
             "loser_seat": outcome.loser if res.winner is None else 1 - res.winner,
-            "forfeit": res.reason in FORFEIT_REASONS or res.reason == "both_failed_start",
+            "forfeit": by_failure(res.reason),
             "failure": outcome.failure,
         }
         record.finished_at = now_iso()
@@ -409,7 +413,7 @@ class _Referee:
             colours = self.game.colours
             detail = f"{colours[0]}: {f0.detail}; {colours[1]}: {f1.detail}"
             return _Outcome(
-                Result(None, "both_failed_start", self.state.scores(), detail),
+                Result(None, Reason.BOTH_FAILED_START.value, self.state.scores(), detail),
                 None,
                 {"seats": [self._failure_dict(0, f0), self._failure_dict(1, f1)]},
             )
@@ -518,10 +522,12 @@ class _Referee:
 
     def _meter(self, seat: int, channel: BotChannel) -> None:
         """Measure the seat's replies where its cgroup counts its CPU (else the record says
-        "none": the wall clock's plain rule); a kept process's channel gets this game's."""
+        "none": the wall clock's plain rule); a kept process's channel gets this game's. The
+        record names the bot's CPU cap too (null: not capped, its sandbox could not)."""
         tc = self.tcs[seat]
         channel.clock, channel.wall_cap = tc.clock, tc.wall_cap
         counters = channel.proc.counters
+        self.record.bots[seat]["cpu_cap"] = counters.cap if counters is not None else None
         if not self.config.accounting:
             channel.meter = None
             return
@@ -852,7 +858,7 @@ class _Referee:
         try:
             if channel is not None and outcome is not None:
                 # a bot that just forfeited gets no grace: it may be stuck, and it has lost
-                stuck = outcome.loser == seat and outcome.result.reason in FORFEIT_REASONS
+                stuck = outcome.loser == seat and is_forfeit(outcome.result.reason)
                 if proc.exit_info() is None and self.record.ready[seat] is not None:
                     await channel.send_quietly(self._end_message(seat, outcome.result), 0.2)
                     await channel.close_input()
@@ -877,7 +883,7 @@ class _Referee:
         session = self.sessions[seat]
         if self.config.sessions is None or outcome is None or not self.session_ok[seat]:
             return None
-        if outcome.result.reason in (*FORFEIT_REASONS, "both_failed_start"):
+        if by_failure(outcome.result.reason):
             return None  # a game that ended by a failure (either side's) ends the processes
         if session is None or not session.usable():
             return None

@@ -7,7 +7,6 @@ re-checks every action, so a record is evidence, not just a log.
 
 from __future__ import annotations
 
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field, fields
 from pathlib import Path
@@ -18,47 +17,7 @@ from arena.games import IllegalAction, State, make_game
 
 RECORD_FORMAT = "arena-record/1"
 
-#: reason codes that mean "the named bot lost by breaking a rule of the arena, not of the game"
-FORFEIT_REASONS = (
-    "time_forfeit",
-    "illegal_action",
-    "protocol_error",
-    "crash",
-    "failed_start",
-    "memory_limit",
-)
-
-#: every reason code a game can end by, in words, for pages and reports: the engines' (each
-#: rules page lists its own) and the arena's (docs/protocol.md#6). One table, so a page never
-#: shows a code where words belong; `reason_text` falls back to the code with spaces for a code
-#: added without words.
-REASON_WORDS: dict[str, str] = {
-    # by the rules (arena/games)
-    "board_full": "board full",
-    "repetition": "threefold repetition",
-    "max_turns": "turn limit reached",
-    "no_moves": "no move left",
-    "stuck": "a player could not move",
-    "both_passed": "both passed",
-    "tie_last_pass": "both passed with equal scores",
-    "blocked": "blocked (four failed moves)",
-    "resign": "resignation",
-    # by the arena: forfeits (FORFEIT_REASONS) and the draw when neither bot starts
-    "time_forfeit": "out of time",
-    "illegal_action": "illegal move",
-    "protocol_error": "protocol error",
-    "crash": "bot crashed",
-    "failed_start": "bot failed to start",
-    "memory_limit": "over its memory limit",
-    "both_failed_start": "both bots failed to start",
-}
-
-
-def reason_text(code: str | None) -> str:
-    """A reason code in words ("max_turns" -> "turn limit reached")."""
-    if not code:
-        return ""
-    return REASON_WORDS.get(code, code.replace("_", " "))
+__all__ = ["RECORD_FORMAT", "GameRecord", "RecordError", "apply_turn"]
 
 
 class RecordError(ArenaError):
@@ -262,11 +221,3 @@ def _rounded(value: Any) -> Any:
     if isinstance(value, list):
         return [_rounded(v) for v in value]
     return value
-
-
-def now_iso() -> str:
-    """The UTC time as 2026-01-31T12:34:56.789Z (every game stamps its start and end: cheaper
-    than datetime's formatting)."""
-    t = time.time()
-    ms = int(t * 1000) % 1000
-    return time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(t)) + f".{ms:03d}Z"

@@ -13,12 +13,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from arena.errors import PlatformFault
+from arena.sandbox.limits import Limits
+
 if TYPE_CHECKING:  # imported where used: the CLI reads Limits without starting trio
     import trio
 
     from arena.sandbox.cpuacct import CpuCounters
-
-from arena.sandbox.limits import Limits
 
 #: PATH given to bots: enough to find interpreters, nothing of the arena's own environment.
 DEFAULT_PATH = "/usr/local/bin:/usr/bin:/bin"
@@ -74,11 +75,14 @@ class LaunchError(Exception):
     """The bot could not be started (missing executable, bad image): a failed start."""
 
 
-class SandboxFault(Exception):
+class SandboxFault(PlatformFault):
     """The arena's side failed (docker daemon down, no cgroup, out of fds): not the bot's fault.
 
-    The tournament runner voids a game that raises this and plays it again.
+    A platform fault (arena/errors.py): the game that raises this is voided and played again.
+    (The sandbox's one import from the rest of the arena: arena/errors.py imports nothing.)
     """
+
+    fault = "sandbox"
 
 
 class BotProcess(ABC):

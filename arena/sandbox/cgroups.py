@@ -10,6 +10,14 @@ controllers in /sys/fs/cgroup/<controller>, an empty v2 tree in /sys/fs/cgroup/u
 no writable cgroup at all (unprivileged, some containers). `CgroupSystem.detect()` finds what
 the machine gives and `BotCgroup` uses whichever parts exist; the process launcher falls back
 to rlimits and a kill by user id when nothing can be created.
+
+The CPU controller caps the CPU the whole tree may use (`Limits.cpus`, docker's `--cpus`): a
+bot that runs many busy processes would otherwise take every core of the machine and starve the
+bots of the other games, whose late replies would then void their games as host stalls. The cap
+is a quota per period of the kernel's default 100 ms (v2 `cpu.max`, v1 `cpu.cfs_quota_us`), the
+same as docker's; its throttling is the bot's own doing and is read as such by the accounting
+(`cpu.stat`: v2 `throttled_usec`, v1 `throttled_time`). Where no CPU controller can be had the
+bot is not capped, and the capability report and the record say so.
 """
 
 from __future__ import annotations
@@ -27,6 +35,8 @@ if TYPE_CHECKING:
     from arena.sandbox.cpuacct import CpuCounters
 
 CGROUP_ROOT = Path("/sys/fs/cgroup")
+#: the CPU quota's period (µs): the kernel's default for a new cgroup, v1 and v2, and docker's
+CPU_PERIOD_US = 100_000
 
 
 def _own_paths() -> dict[str, str]:
@@ -69,11 +79,16 @@ class CgroupSystem:
     #: v1 cpuacct, for the CPU accounting of bots (arena/sandbox/cpuacct.py) where no v2
     #: directory counts CPU time (a v2 `cpu.stat`); a hybrid machine's unified tree does
     cpuacct: Path | None = None
+    #: the CPU controller, for the per-bot CPU cap (`Limits.cpus`): `cpu_v2` says v2 (`cpu.max`
+    #: in the v2 directory, `cpu` is then `v2`), else v1 (`cpu.cfs_quota_us`)
+    cpu: Path | None = None
+    cpu_v2: bool = False
 
     @property
     def usable(self) -> bool:
         return any(
-            p is not None for p in (self.v2, self.memory, self.pids, self.freezer, self.cpuacct)
+            p is not None
+            for p in (self.v2, self.memory, self.pids, self.freezer, self.cpuacct, self.cpu)
         )
 
     def describe(self) -> str:
@@ -88,6 +103,8 @@ class CgroupSystem:
             parts.append("freezer (v1)")
         if self.counts_cpu:
             parts.append("CPU accounting (" + ("v2" if self.cpuacct is None else "v1") + ")")
+        if self.cpu is not None:
+            parts.append(f"CPU cap ({'v2' if self.cpu_v2 else 'v1'})")
         return ", ".join(parts) if parts else "no cgroup (" + "; ".join(self.notes) + ")"
 
     @property
@@ -102,8 +119,8 @@ class CgroupSystem:
             return cls(notes=("disabled by ARENA_NO_CGROUP",))
         own = _own_paths()
         notes: list[str] = []
-        v2 = memory = pids = freezer = cpuacct = None
-        memory_v2 = pids_v2 = False
+        v2 = memory = pids = freezer = cpuacct = cpu = None
+        memory_v2 = pids_v2 = cpu_v2 = False
         # pure v2: the root is itself a cgroup2 mount with cgroup.controllers
         if (root / "cgroup.controllers").exists():
             base = root / own.get("", "/").lstrip("/")
@@ -111,7 +128,7 @@ class CgroupSystem:
                 v2 = base
                 controllers = set(_read(base / "cgroup.controllers").split())
                 enabled = set(_read(base / "cgroup.subtree_control").split())
-                for c in ("memory", "pids"):
+                for c in ("memory", "pids", "cpu"):
                     if c in controllers and c not in enabled:
                         try:
                             (base / "cgroup.subtree_control").write_text(f"+{c}")
@@ -122,6 +139,10 @@ class CgroupSystem:
                     memory, memory_v2 = base, True
                 if "pids" in enabled:
                     pids, pids_v2 = base, True
+                if "cpu" in enabled:
+                    cpu, cpu_v2 = base, True
+                else:
+                    notes.append("no cpu controller: bots are not CPU-capped")
             else:
                 notes.append(f"{base} is not writable")
         else:
@@ -130,10 +151,14 @@ class CgroupSystem:
                 base = unified / own.get("", "/").lstrip("/")
                 if _writable_dir(base):
                     v2 = base
-            for name in ("memory", "pids", "freezer", "cpuacct"):
+            for name in ("memory", "pids", "freezer", "cpuacct", "cpu"):
                 if name == "cpuacct" and v2 is not None and (v2 / "cpu.stat").exists():
                     continue  # the unified tree counts CPU time: one directory less per bot
                 d = root / name / own.get(name, "/").lstrip("/")
+                if name in ("cpu", "cpuacct"):
+                    # often mounted together (cpu,cpuacct with two links to it): one
+                    # directory per bot then, however many names it has
+                    d = Path(os.path.realpath(d))
                 if _writable_dir(d):
                     if name == "memory":
                         memory = d
@@ -141,13 +166,19 @@ class CgroupSystem:
                         pids = d
                     elif name == "cpuacct":
                         cpuacct = d
+                    elif name == "cpu":
+                        cpu = d if (d / "cpu.cfs_quota_us").exists() else None
                     else:
                         freezer = d
                 elif (root / name).is_dir():
                     notes.append(f"{d} is not writable")
             if not (root / "memory").is_dir() and v2 is None:
                 notes.append(f"no cgroup hierarchy under {root}")
-        return cls(v2, memory, memory_v2, pids, pids_v2, freezer, tuple(notes), cpuacct)
+            if cpu is None:
+                notes.append("no cpu controller: bots are not CPU-capped")
+        return cls(
+            v2, memory, memory_v2, pids, pids_v2, freezer, tuple(notes), cpuacct, cpu, cpu_v2
+        )
 
 
 def _read(path: Path) -> str:
@@ -173,10 +204,18 @@ class BotCgroup:
     #: a write to `kill_file` succeeded: every process of the tree is dead and no new one
     #: can join it (the kernel handles forks racing the kill; a bot cannot write cgroup.procs)
     killed: bool = False
+    #: the CPUs the tree may use at once, as set (None: not capped, see `cap_note`)
+    cpu_cap: float | None = None
+    #: why the tree is not CPU-capped, when it is not
+    cap_note: str = ""
 
     @classmethod
-    def create(cls, system: CgroupSystem, memory_bytes: int, pids_max: int) -> BotCgroup:
-        """Make the directories and set the limits; raises OSError on failure."""
+    def create(
+        cls, system: CgroupSystem, memory_bytes: int, pids_max: int, cpus: float | None = None
+    ) -> BotCgroup:
+        """Make the directories and set the limits (`cpus`: the CPU cap, None for none);
+        raises OSError on failure. A CPU cap the kernel refuses (v1 wants it within its
+        parent's) leaves the bot uncapped rather than without a cgroup: `cap_note` says why."""
         name = f"arena-{os.getpid()}-{os.urandom(4).hex()}"
         cg = cls(system)
         try:
@@ -192,6 +231,7 @@ class BotCgroup:
                 ("pids", system.pids),
                 ("freezer", system.freezer),
                 ("cpuacct", system.cpuacct),
+                ("cpu", system.cpu if cpus is not None and not system.cpu_v2 else None),
             ):
                 if parent is None:
                     continue
@@ -215,10 +255,29 @@ class BotCgroup:
                         _write(f"{d}/memory.memsw.limit_in_bytes", str(memory_bytes))
             if system.pids is not None:
                 _write(f"{cg.dirs['pids']}/pids.max", str(pids_max))
+            if cpus is not None:
+                cg._cap(cpus)
         except OSError:
             cg.remove()
             raise
         return cg
+
+    def _cap(self, cpus: float) -> None:
+        """The CPU quota: `cpus` x the period, per period (one write)."""
+        system = self.system
+        if system.cpu is None:
+            self.cap_note = "no cpu controller"
+            return
+        quota = max(1000, round(cpus * CPU_PERIOD_US))
+        try:
+            if system.cpu_v2:
+                _write(f"{self.dirs['v2']}/cpu.max", f"{quota} {CPU_PERIOD_US}")
+            else:  # a new v1 cgroup's period is the default, CPU_PERIOD_US
+                _write(f"{self.dirs['cpu']}/cpu.cfs_quota_us", str(quota))
+        except OSError as exc:
+            self.cap_note = f"CPU quota refused: {exc.strerror}"
+            return
+        self.cpu_cap = quota / CPU_PERIOD_US
 
     def add(self, pid: int) -> None:
         """Move a (not yet running) process into every hierarchy."""
@@ -240,19 +299,33 @@ class BotCgroup:
 
     def cpu_counters(self) -> CpuCounters | None:
         """Kept descriptors on this cgroup's CPU accounting (v2 cpu.stat where it counts
-        CPU, else v1 cpuacct), None if neither is there or opens."""
+        CPU, else v1 cpuacct) and, where the tree is capped, on its throttling by its own
+        quota (`cpu.stat` of the CPU controller's directory); None if no counter is there or
+        opens."""
         from arena.sandbox.cpuacct import CpuCounters
 
+        throttle: tuple[str | None, bool] = (None, False)
+        if self.cpu_cap is not None:
+            if self.system.cpu_v2:
+                throttle = (f"{self.dirs['v2']}/cpu.stat", True)
+            else:
+                throttle = (f"{self.dirs['cpu']}/cpu.stat", False)
         v2 = self.dirs.get("v2")
         try:
             if v2 is not None and os.path.exists(f"{v2}/cpu.stat"):
-                return CpuCounters("cgroup v2", f"{v2}/cpu.stat", True, f"{v2}/cgroup.threads")
-            v1 = self.dirs.get("cpuacct")
-            if v1 is not None:
-                return CpuCounters("cgroup v1", f"{v1}/cpuacct.usage", False, f"{v1}/tasks")
+                counters = CpuCounters(
+                    "cgroup v2", f"{v2}/cpu.stat", True, f"{v2}/cgroup.threads", *throttle
+                )
+            elif (v1 := self.dirs.get("cpuacct")) is not None:
+                counters = CpuCounters(
+                    "cgroup v1", f"{v1}/cpuacct.usage", False, f"{v1}/tasks", *throttle
+                )
+            else:
+                return None
         except OSError:
-            pass
-        return None
+            return None
+        counters.cap = self.cpu_cap
+        return counters
 
     def memory_exceeded(self) -> bool:
         """Did the kernel OOM-kill something in this cgroup (or refuse it memory)?"""
@@ -342,7 +415,9 @@ def sweep_stale(system: CgroupSystem) -> int:
     SIGKILL), so their bots do not run on forever. Returns how many directories went."""
     removed = 0
     parents = {
-        p for p in (system.v2, system.memory, system.pids, system.freezer, system.cpuacct) if p
+        p
+        for p in (system.v2, system.memory, system.pids, system.freezer, system.cpuacct, system.cpu)
+        if p
     }
     for parent in parents:
         try:

@@ -82,8 +82,10 @@ class CpuCounters:
     measured over the reply can only be high and nothing more is ever forgiven. Every full
     sample (a judged reply's, and at least every LEAN_RUN requests) checks that the cgroup
     counted nothing beyond the one task since the anchor and moves the anchor there; once it
-    counted more, or the bot is listed with another task, or has a CPU quota, it is read in
-    full from then on."""
+    counted more, or the bot is listed with another task, or its CPU quota throttled it since
+    the anchor, it is read in full from then on. A lean read's throttling figure is the
+    anchor's: it can only be low, so the throttling measured over the reply (subtracted from
+    the host's share) can only be high, and nothing more is forgiven either."""
 
     def __init__(
         self,
@@ -96,6 +98,8 @@ class CpuCounters:
     ) -> None:
         #: what the record names as the source of the figures
         self.source = source
+        #: the CPUs the bot's tree may use at once (its cgroup's quota), None: not capped
+        self.cap: float | None = None
         self._cpu_v2 = cpu_v2
         self._throttle_v2 = throttle_v2
         self._cpu_fd: int | None = None
@@ -108,9 +112,11 @@ class CpuCounters:
         self._fds: tuple[int, ...] = ()
         #: lean reads: (tid, its descriptor, cgroup ns, its ns, the listing) of one full sample
         self._anchor: tuple[int, int, int, int, bytes] | None = None
-        self.lean_ok = throttle_path is None  # a quota's throttling is read in full
+        self.lean_ok = True
         self._lean_left = 0  # lean reads before the next full one
         self._lean_cpu: tuple[int, int] = (0, 0)  # the anchor's figures, as a lean read gives them
+        self._lean_throttle = b""  # the anchor's throttling file, as read
+        self._anchor_throttled = 0  # and its figure (ns)
         self._lean_tids: tuple[int, ...] = ()
         try:
             self._cpu_fd = os.open(cpu_path, _RDONLY)
@@ -134,7 +140,7 @@ class CpuCounters:
                 self._drop_lean()
             else:
                 self._lean_left -= 1
-                return self._lean_cpu, b"", self._lean_tids, [stat], False
+                return self._lean_cpu, self._lean_throttle, self._lean_tids, [stat], False
         raw = self._read()
         if raw is not None and lean and self.lean_ok:
             self._anchor_on(raw)
@@ -187,21 +193,27 @@ class CpuCounters:
         """Check the anchor against a full sample (the cgroup counted nothing beyond the one
         task since) and move it there; else, or if the bot is not one task, read it in full
         from now on."""
-        cpu_raw, _, tids, stats, _ = raw
+        cpu_raw, throttle_raw, tids, stats, _ = raw
         listed = self._listed
         if len(tids) != 1 or not stats[0] or listed is None or isinstance(cpu_raw, tuple):
             self._drop_lean()
             return
         cpu = now.cpu if now is not None else self._cpu_ns(cpu_raw)
         own = int(stats[0].split()[0])
+        throttled = now.throttled if now is not None else self._throttled(throttle_raw)
         anchor = self._anchor
         if anchor is not None and (
-            anchor[0] != tids[0] or (cpu - anchor[2]) - (own - anchor[3]) > LEAN_SLACK
+            anchor[0] != tids[0]
+            or (cpu - anchor[2]) - (own - anchor[3]) > LEAN_SLACK
+            or throttled != self._anchor_throttled
         ):
-            self._drop_lean()  # the cgroup counted another task's time: it has others
+            # the cgroup counted another task's time (it has others), or the bot reached
+            # its CPU quota: read in full
+            self._drop_lean()
             return
         self._anchor = (tids[0], self._fds[0], cpu, own, listed)
         self._lean_cpu, self._lean_tids = (cpu, own), (tids[0],)
+        self._lean_throttle, self._anchor_throttled = throttle_raw, throttled
         self._lean_left = LEAN_RUN
 
     def _drop_lean(self) -> None:
@@ -253,9 +265,8 @@ class CpuCounters:
             cpu, own = cpu_raw
             if tids[0] in tasks:
                 cpu += tasks[tids[0]][0] - own
-            return Sample(cpu, 0, tasks, complete)
-        throttled = self._throttled(throttle_raw) if throttle_raw else 0
-        return Sample(self._cpu_ns(cpu_raw), throttled, tasks, complete)
+            return Sample(cpu, self._throttled(throttle_raw), tasks, complete)
+        return Sample(self._cpu_ns(cpu_raw), self._throttled(throttle_raw), tasks, complete)
 
     def sample(self) -> Sample | None:
         """The counters now, read in full and parsed; None once they cannot be read. Checks
@@ -291,6 +302,8 @@ class CpuCounters:
         return False
 
     def _throttled(self, text: bytes) -> int:
+        if not text:
+            return 0
         key = b"throttled_usec" if self._throttle_v2 else b"throttled_time"
         for line in text.splitlines():
             name, _, value = line.partition(b" ")

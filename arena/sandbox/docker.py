@@ -1,6 +1,7 @@
 """The `docker` isolation mode: one container per bot per game, through the docker SDK.
 
-The container gets no network, memory equal to memory+swap, a pids limit, a CPU quota, a
+The container gets no network, memory equal to memory+swap, a pids limit, a CPU quota
+(`Limits.cpus`, as in process mode: no bot takes the cores of another game's bots), a
 read-only root with a small tmpfs on /tmp, no capabilities, no_new_privs, a non-root user and
 an init process (so the bot is not pid 1 and orphans are reaped). It is removed after the
 game whatever happened.
@@ -36,8 +37,6 @@ from arena.sandbox.process import StderrRing
 
 #: user for images that do not name a non-root user themselves (nobody:nogroup)
 DEFAULT_USER = "65534:65534"
-#: CPU quota per bot container, in CPUs
-DEFAULT_CPUS = 1.0
 #: label put on every bot container, so leftovers of a crashed arena can be found and removed
 LABEL = "arena.sandbox"
 #: label naming the arena process that owns the container: "<hostname>:<pid>"
@@ -344,9 +343,6 @@ def _counters(client: Any, container_id: str) -> CpuCounters | None:
 class DockerLauncher(Launcher):
     """Starts each bot in a fresh, locked-down container of its image."""
 
-    def __init__(self, cpus: float = DEFAULT_CPUS) -> None:
-        self.cpus = cpus
-
     def check(self, spec: LaunchSpec) -> None:
         import docker.errors
 
@@ -392,6 +388,8 @@ class DockerLauncher(Launcher):
             raise
         bot = DockerBot(spec, client, container_id, sock)
         bot.counters = await trio.to_thread.run_sync(_counters, client, container_id)
+        if bot.counters is not None:
+            bot.counters.cap = spec.limits.cpu_quota()  # docker refuses what it cannot cap
         nursery.start_soon(bot._demux)
         nursery.start_soon(bot._watch_exit)
         return bot
@@ -427,7 +425,8 @@ class DockerLauncher(Launcher):
             mem_limit=mem,
             memswap_limit=mem,
             pids_limit=limits.processes,
-            nano_cpus=int(self.cpus * 1e9),
+            # docker refuses more CPUs than the machine has: that many is no cap either
+            nano_cpus=round(min(limits.cpus, os.cpu_count() or 1) * 1e9),
             cpuset_cpus=",".join(map(str, spec.cpu_affinity)) if spec.cpu_affinity else None,
             read_only=True,
             tmpfs={"/tmp": f"rw,nosuid,nodev,size={limits.tmpfs_mb}m,mode=1777"},

@@ -9,17 +9,23 @@ limit out asks for the most it may have, so it gets the operator's value.
 Every value is checked against `BOUNDS` wherever it comes from (manifest, config, flag), so
 that no limit can be zero, negative or absurd: a negative `memory_mb` once meant no memory
 limit at all, and an `open_files` above the arena's own ceiling made every start fail.
+
+`cpus` is the one limit that is not an integer: like docker's `--cpus` it may be a fraction
+of a CPU (a kernel CPU quota of `cpus` x 100 ms per 100 ms period). It bounds all the bot's
+processes and threads together, so that a bot running many busy processes takes no more of
+the machine than one honest bot does, and never starves the bots of another game.
 """
 
 from __future__ import annotations
 
 import contextlib
+import os
 from collections.abc import Mapping
 from dataclasses import dataclass, fields, replace
 from typing import Any
 
 #: the accepted range of every numeric limit, inclusive
-BOUNDS: dict[str, tuple[int, int]] = {
+BOUNDS: dict[str, tuple[float, float]] = {
     "memory_mb": (1, 1 << 20),  # 1 TiB
     "cpu_seconds": (1, 1 << 20),  # 12 days
     "processes": (1, 1 << 15),  # the kernel's default pid_max
@@ -27,7 +33,11 @@ BOUNDS: dict[str, tuple[int, int]] = {
     "open_files": (1, 1 << 20),  # the kernel's default nr_open
     "stderr_bytes": (1, 1 << 24),  # kept in the referee's memory
     "tmpfs_mb": (1, 1 << 16),
+    # the kernel's smallest quota is 1 ms per 100 ms period
+    "cpus": (0.01, 1024),
 }
+#: the limits that may be fractions (the others are integers)
+FRACTIONAL = frozenset({"cpus"})
 
 
 class LimitsError(ValueError):
@@ -58,13 +68,22 @@ class Limits:
     network: bool = False
     stderr_bytes: int = 64 * 1024
     tmpfs_mb: int = 64  # size of the bot's writable temporary directory (/tmp in docker)
+    #: CPUs the bot's whole tree may use at once (a cgroup CPU quota; docker's `--cpus`)
+    cpus: float = 1.0
 
     @classmethod
     def requested(cls, **asked: Any) -> Limits:
         """A bot's request: what it names, and the most it may have for the rest (so the
         operator's ceiling decides those); no network unless asked."""
-        most = {k: hi for k, (_, hi) in BOUNDS.items() if k != "cpu_seconds"}
+        most = {k: float(hi) if k in FRACTIONAL else int(hi) for k, (_, hi) in BOUNDS.items()}
+        del most["cpu_seconds"]
         return cls(**{**most, **asked})
+
+    def cpu_quota(self, machine: int | None = None) -> float | None:
+        """The CPU cap to set, in CPUs: None when `cpus` is at least the `machine`'s CPUs
+        (default: this one's), since a quota that large caps nothing."""
+        cores = machine if machine is not None else os.cpu_count() or 1
+        return self.cpus if self.cpus < cores else None
 
     def capped_by(self, ceiling: Limits) -> Limits:
         """What the bot gets: this request, limited by the operator's `ceiling` field by field
@@ -105,10 +124,19 @@ def _checked(name: str, key: str, value: Any, text: bool) -> Any:
         if not isinstance(value, bool):
             raise LimitsError(name, f"must be true or false, got {value!r}")
         return value
+    lo, hi = BOUNDS[key]
+    if key in FRACTIONAL:
+        if text and isinstance(value, str):
+            with contextlib.suppress(ValueError):
+                value = float(value)
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise LimitsError(name, f"must be a number from {lo:g} to {hi:g}, got {value!r}")
+        if not lo <= value <= hi:  # NaN fails this too
+            raise LimitsError(name, f"must be from {lo:g} to {hi:g}, got {value}")
+        return float(value)
     if text and isinstance(value, str):
         with contextlib.suppress(ValueError):
             value = int(value)
-    lo, hi = BOUNDS[key]
     if isinstance(value, bool) or not isinstance(value, int):
         raise LimitsError(name, f"must be an integer from {lo} to {hi}, got {value!r}")
     if not lo <= value <= hi:

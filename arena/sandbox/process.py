@@ -7,8 +7,10 @@ Layers, each used when the machine gives it (`ProcessLauncher.describe()` says w
   bounded ring buffer;
 - rlimits (CPU seconds, file size, open files, no core dumps; memory and processes when no
   cgroup can do it);
-- a per-bot cgroup (v2 or v1) for the memory limit, the pids limit, OOM detection and a kill
-  of the whole tree, `setsid` children included;
+- a per-bot cgroup (v2 or v1) for the memory limit, the pids limit, the CPU cap (`Limits.cpus`:
+  all the bot's processes and threads together use at most that many CPUs, so that no bot can
+  take the cores of another game's bots), OOM detection and a kill of the whole tree, `setsid`
+  children included;
 - when the arena runs as root: a unique unprivileged uid per running bot (so a bot can signal
   neither the referee, nor its opponent, nor write the arena's files, and every process it
   leaves behind can be found by uid), no capabilities and no_new_privs;
@@ -138,6 +140,9 @@ class Capabilities:
         return "; ".join(
             [
                 f"cgroups: {self.cgroups.describe()}",
+                "CPU capped per bot (limits.cpus)"
+                if self.cgroups.cpu is not None
+                else "CPU NOT capped per bot (no cgroup CPU controller)",
                 "unique unprivileged uid per bot"
                 if self.uids
                 else "bots run as the arena's own user",
@@ -417,10 +422,18 @@ class ProcessLauncher(Launcher):
             if caps.cgroups.usable:
                 try:
                     cgroup = BotCgroup.create(
-                        caps.cgroups, limits.memory_mb * 1024 * 1024, limits.processes
+                        caps.cgroups,
+                        limits.memory_mb * 1024 * 1024,
+                        limits.processes,
+                        limits.cpu_quota(),
                     )
                 except OSError as exc:
                     notes.append(f"no cgroup: {exc}")
+            if limits.cpu_quota() is None:
+                notes.append(f"CPU not capped (limits.cpus {limits.cpus:g}: the whole machine)")
+            elif cgroup is None or cgroup.cpu_cap is None:
+                why = cgroup.cap_note if cgroup is not None else "no cgroup"
+                notes.append(f"CPU not capped ({why})")
             if not limits.network and not caps.netns:
                 notes.append("network not isolated")
             new_net = not limits.network and caps.netns

@@ -20,12 +20,11 @@ from pathlib import Path
 from typing import Any
 
 from arena.errors import ArenaError
-from arena.games import make_game
+from arena.games import GAME_NAMES, make_game
 from arena.games.errors import GameError
 from arena.referee.clock import CLOCKS, TimeControl, TimeControlError
 from arena.tournaments.openings import OpeningError, digest, load_openings
 
-ALL_GAMES: tuple[str, ...] = ("papagra", "wrigglers", "stripes", "quadraphages", "hexaphage")
 _TC_KEYS = ("startup", "base", "increment", "move_time", "margin", "clock", "wall_cap")
 #: the numbers of a time control table (`clock` is a word)
 _TC_NUMBERS = ("startup", "base", "increment", "move_time", "margin", "wall_cap")
@@ -167,7 +166,7 @@ class GameEntry:
 
 def read_games(c: Checker, raw: Any, base_dir: Path) -> tuple[GameEntry, ...]:
     if raw is None:
-        raw = list(ALL_GAMES)
+        raw = list(GAME_NAMES)
     if not isinstance(raw, list) or not raw:
         raise c.fail("games", f"expected a non-empty list of game names or tables, got {show(raw)}")
     out: list[GameEntry] = []
@@ -181,7 +180,7 @@ def read_games(c: Checker, raw: Any, base_dir: Path) -> tuple[GameEntry, ...]:
             if "openings" in t:
                 openings_file = c.string(f"{key}.openings", t["openings"])
             if "name" not in t:
-                raise c.fail(f"{key}.name", f"missing (one of: {', '.join(ALL_GAMES)})")
+                raise c.fail(f"{key}.name", f"missing (one of: {', '.join(GAME_NAMES)})")
             name = c.string(f"{key}.name", t["name"])
             options = t.get("options", {})
             if not isinstance(options, Mapping):
@@ -191,8 +190,8 @@ def read_games(c: Checker, raw: Any, base_dir: Path) -> tuple[GameEntry, ...]:
             label = c.string(f"{key}.label", t.get("label", name))
         else:
             raise c.fail(key, f"expected a game name or a table, got {show(item)}")
-        if name not in ALL_GAMES:
-            raise c.fail(key, f"unknown game {name!r} (valid games: {', '.join(ALL_GAMES)})")
+        if name not in GAME_NAMES:
+            raise c.fail(key, f"unknown game {name!r} (valid games: {', '.join(GAME_NAMES)})")
         if not all(ch.isalnum() or ch in "-_" for ch in label):
             raise c.fail(f"{key}.label", f"use letters, digits, '-' and '_' only, got {label!r}")
         options = dict(options)

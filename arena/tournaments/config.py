@@ -26,7 +26,7 @@ from typing import Any
 from arena.games.base import MAX_TURNS
 from arena.oversubscription import available_cpus
 from arena.referee.clock import TimeControl
-from arena.sandbox import Limits, LimitsError
+from arena.sandbox import ISOLATION_MODES, Limits, LimitsError
 from arena.tournaments.checks import (
     Checker,
     ConfigError,
@@ -40,8 +40,6 @@ from arena.tournaments.checks import (
 from arena.tournaments.formats import FORMATS, bot_keys
 from arena.tournaments.sprt import SprtError, SprtParams
 from protocol.messages import SEED_MAX
-
-ISOLATIONS: tuple[str, ...] = ("process", "docker")
 
 _TOP_KEYS = (
     "name",
@@ -144,7 +142,7 @@ class TournamentConfig:
     #: keep the processes of bots that offer sessions between their games (docs/protocol.md)
     reuse: bool = False
     #: a league's PostgreSQL URL: the games are played by its `arena league worker`s
-    #: (arena/tournaments/remote.py); not part of the identity (where games run changes nothing)
+    #: (arena/league/tourjobs.py); not part of the identity (where games run changes nothing)
     database: str | None = None
 
     def with_clock(self, clock: str) -> TournamentConfig:
@@ -349,8 +347,10 @@ def config_from_dict(
         conc = concurrency or available_cpus()
     pin = c.boolean("pin_cores", data.get("pin_cores", False))
     isolation = data.get("isolation")
-    if isolation is not None and isolation not in ISOLATIONS:
-        raise c.fail("isolation", f"expected one of {', '.join(ISOLATIONS)}, got {show(isolation)}")
+    if isolation is not None and isolation not in ISOLATION_MODES:
+        raise c.fail(
+            "isolation", f"expected one of {', '.join(ISOLATION_MODES)}, got {show(isolation)}"
+        )
     max_attempts = c.integer("max_attempts", data.get("max_attempts", 3), lo=1, hi=100)
     results_raw = data.get("results", f"results/{stem}.sqlite")
     results = Path(c.string("results", results_raw)).expanduser()

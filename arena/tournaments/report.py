@@ -17,33 +17,18 @@ from collections import Counter, defaultdict
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from arena.referee.outcome import KIND_ORDER, Reason, forfeit_seats
 from arena.tournaments.ratings import fit_ratings
+from arena.tournaments.sprt import SprtParams
+from arena.tournaments.stopping import SprtRule
 from arena.tournaments.store import GameRow, Store
 
-#: result reasons that are a forfeit by the losing bot, and their column in the reports
-FORFEIT_KINDS: dict[str, str] = {
-    "time_forfeit": "time",
-    "illegal_action": "illegal",
-    "protocol_error": "protocol",
-    "crash": "crash",
-    "failed_start": "start",
-    "memory_limit": "memory",
-}
-KIND_ORDER = ("time", "illegal", "protocol", "crash", "start", "memory")
 PENTANOMIAL_LABELS = ("0", "0.5", "1", "1.5", "2")
 
 
 def forfeits_of(row: GameRow) -> list[int]:
     """Seats that forfeited this game (both, when both failed to start)."""
-    if row.reason == "both_failed_start":
-        return [0, 1]
-    if row.reason in FORFEIT_KINDS and row.winner is not None:
-        return [1 - row.winner]
-    return []
-
-
-def _kind(reason: str) -> str:
-    return "start" if reason == "both_failed_start" else FORFEIT_KINDS[reason]
+    return list(forfeit_seats(row.reason, row.winner))
 
 
 def standings(
@@ -89,7 +74,7 @@ def standings(
             s["points"] += p
             s["wins" if p == 1 else "draws" if p == 0.5 else "losses"] += 1
         for seat in forfeits_of(row):
-            table[row.bots[seat]]["forfeits"][_kind(row.reason)] += 1
+            table[row.bots[seat]]["forfeits"][Reason(row.reason).kind] += 1
     for s in table.values():
         player = rated.get(s["bot"], {})
         s["elo"], s["ci95"] = player.get("elo"), player.get("ci95")
@@ -180,9 +165,6 @@ def scheduled_total(meta: Mapping[str, Any]) -> int:
 
 def sprt_of(meta: Mapping[str, Any], rows: Iterable[GameRow]) -> dict[str, Any] | None:
     """The SPRT of a run with an [sprt] stopping rule, recomputed from the recorded games."""
-    from arena.tournaments.sprt import SprtParams
-    from arena.tournaments.stopping import SprtRule
-
     spec = meta.get("sprt")
     if not spec:
         return None
@@ -193,9 +175,6 @@ def sprt_of(meta: Mapping[str, Any], rows: Iterable[GameRow]) -> dict[str, Any] 
 
 def sprt_history(meta: Mapping[str, Any], rows: Iterable[GameRow]) -> list[dict[str, Any]]:
     """The SPRT's LLR after every completed game pair, in schedule order (the HTML chart)."""
-    from arena.tournaments.sprt import SprtParams
-    from arena.tournaments.stopping import SprtRule
-
     spec = meta.get("sprt")
     if not spec:
         return []

@@ -7,13 +7,16 @@ full record in one transaction) before it counts, and a game in play when the ru
 simply not recorded, so no game is lost and none is played twice.
 
 Concurrency is a fixed number of slots pulling games from one channel in schedule order. Each
-slot plays its games in a referee worker process of its own (arena/tournaments/worker.py), so
-the Python referees of concurrent games run on different cores instead of sharing one
-interpreter; this process only schedules, commits and displays. With `pin_cores` a slot's
-worker and both its bots share one core (only one of them works at a time), so games do not
-steal each other's CPU. A slot sends its worker the next game while the current one plays
-(`PLAY_AHEAD`), so no round trip through this process stands between two games of a slot.
-A worker that dies voids its game, which is played again.
+slot plays its games through a player (arena/workers/players.py): by default a referee worker
+process of its own (arena/workers/child.py), so the Python referees of concurrent games run on
+different cores instead of sharing one interpreter; this process only schedules, commits and
+displays. With `pin_cores` a slot's worker and both its bots share one core (only one of them
+works at a time), so games do not steal each other's CPU. A slot sends its worker the next game
+while the current one plays (`PLAY_AHEAD`), so no round trip through this process stands
+between two games of a slot. A worker that dies voids its game, which is played again. Played
+elsewhere (`database`: the league's workers), every slot shares the player the caller hands in
+(`play_elsewhere`; cli/tournament.py passes the league's queue), so the runner knows nothing
+of the league.
 """
 
 from __future__ import annotations
@@ -25,10 +28,9 @@ import json
 import os
 import signal
 import sqlite3
-import subprocess
-import sys
 import tempfile
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -36,6 +38,10 @@ import trio
 
 from arena.errors import ArenaError
 from arena.oversubscription import check_concurrency
+from arena.referee.bots import BotError, resolve_bot
+from arena.referee.outcome import result_fields
+from arena.referee.preflight import check_startable
+from arena.sandbox import SandboxFault
 from arena.tournaments.config import ConfigError, TournamentConfig
 from arena.tournaments.formats import format_of
 from arena.tournaments.openings import pick
@@ -44,7 +50,9 @@ from arena.tournaments.schedule import ScheduledGame, build_schedule, game_id, r
 from arena.tournaments.sprt import SprtState
 from arena.tournaments.stopping import SprtRule
 from arena.tournaments.store import AsyncStore, FinishedGame, GameRow, Store, StoreError
-from arena.tournaments.worker import LineReader, arena_faults, decode, encode, record_text
+from arena.workers.players import InlinePlayer, Player, ProcessPlayer
+from arena.workers.process import WorkerDied
+from arena.workers.wire import void_of
 
 #: games a slot keeps sent to its worker process: the one in play and the next
 PLAY_AHEAD = 2
@@ -54,8 +62,12 @@ COMMIT_WINDOW = 0.005
 #: games in one commit at most (the commit then starts without waiting out the window)
 COMMIT_MAX = 64
 
-#: the directory holding the `arena` and `protocol` packages, for the worker processes
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+#: opens the player every slot shares when the games are played elsewhere, given the config,
+#: the bots' specs and their entries (`BotEntry.to_dict()`): the league's queue,
+#: arena/league/tourjobs.py `queue_player`, for a config with a `database`
+PlayElsewhere = Callable[
+    [TournamentConfig, list[Any], list[dict[str, Any]]], AbstractAsyncContextManager[Player]
+]
 
 
 @dataclass
@@ -77,8 +89,6 @@ class RunOutcome:
 
 def load_bot_specs(config: TournamentConfig) -> list[Any]:
     """Resolve every bot entry with the referee's manifest loader; names must be unique."""
-    from arena.tournaments.worker import resolve_bot
-
     specs = []
     seen: dict[str, int] = {}
     for i, entry in enumerate(config.bots):
@@ -102,10 +112,10 @@ def _cores() -> list[int]:
 
 
 def row_from_record(sg: ScheduledGame, record: Mapping[str, Any], attempt: int) -> GameRow:
-    """The report row of a just-finished game, without reading it back from the database."""
-    res = record["result"]
+    """The report row of a just-finished game, without reading it back from the database (the
+    same reading of its result as the row committed: `result_fields`)."""
+    res = result_fields(record)
     bots = sorted(record["bots"], key=lambda b: b["seat"])
-    scores = list(res.get("scores") or [None, None])
     return GameRow(
         game_id=sg.game_id,
         seq=sg.seq,
@@ -115,125 +125,25 @@ def row_from_record(sg: ScheduledGame, record: Mapping[str, Any], attempt: int) 
         pair=sg.pair,
         seat_order=sg.seat_order,
         bots=(bots[0]["name"], bots[1]["name"]),
-        winner=res.get("winner"),
-        result=res.get("result", ""),
-        reason=res.get("reason", ""),
-        detail=res.get("detail", ""),
-        forfeit=bool(res.get("forfeit")),
-        loser_seat=res.get("loser_seat"),
-        scores=(scores[0], scores[1]),
-        turns=record.get("turn_count"),
-        duration=record.get("duration"),
+        winner=res.winner,
+        result=res.result,
+        reason=res.reason,
+        detail=res.detail,
+        forfeit=res.forfeit,
+        loser_seat=res.loser_seat,
+        scores=res.scores,
+        turns=res.turns,
+        duration=res.duration,
         attempt=attempt,
     )
 
 
-class WorkerDied(Exception):
-    """A referee worker process exited or broke its protocol: the arena's fault (a void)."""
-
-
-class WorkerProcess:
-    """One referee worker process (arena/tournaments/worker.py) and its JSON Lines pipe."""
-
-    def __init__(self, proc: trio.Process) -> None:
-
-        self.proc = proc
-        assert proc.stdout is not None and proc.stdin is not None
-        self.reader = LineReader(proc.stdout)
-        #: the last reply's line as received (a caller may keep part of it verbatim)
-        self.last_line = b""
-
-    @classmethod
-    async def start(
-        cls, bots: list[dict[str, Any]], core: int | None, games: tuple[Any, ...] = ()
-    ) -> WorkerProcess:
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, env.get("PYTHONPATH")) if p)
-        proc = await trio.lowlevel.open_process(
-            [sys.executable, "-m", "arena.tournaments.worker"],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            start_new_session=True,  # Ctrl-C reaches the runner only; it closes the workers
-            env=env,
-        )
-        worker = cls(proc)
-        if core is not None:
-            with contextlib.suppress(OSError, AttributeError):
-                os.sched_setaffinity(proc.pid, {core})
-        try:
-            reply = await worker.request({"type": "init", "bots": bots, "games": list(games)})
-        except BaseException:
-            with trio.CancelScope(shield=True):
-                await worker.close()
-            raise
-        if reply.get("type") == "error":
-            await worker.close()
-            raise ArenaError(reply["message"])
-        return worker
-
-    async def request(
-        self, msg: dict[str, Any], on_turn: Callable[[dict[str, Any]], None] | None = None
-    ) -> dict[str, Any]:
-        """Send a request and wait for its reply; `turn` messages before the reply (a `play`
-        with `"progress": true`) go to `on_turn`, which must not block."""
-        await self.send(msg)
-        return await self.receive(on_turn)
-
-    async def send(self, msg: dict[str, Any]) -> None:
-        """Send a request without waiting for its reply (`receive` reads the replies in
-        order)."""
-        try:
-            await self.proc.stdin.send_all(encode(msg))  # type: ignore[union-attr]
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as e:
-            raise WorkerDied(f"referee worker pipe failed: {e}") from None
-
-    async def receive(
-        self, on_turn: Callable[[dict[str, Any]], None] | None = None
-    ) -> dict[str, Any]:
-        """The next reply; `turn` messages before it go to `on_turn`."""
-        while True:
-            reply = await self._read_reply()
-            if reply.get("type") != "turn":
-                return reply
-            if on_turn is not None:
-                on_turn(reply)
-
-    async def _read_reply(self) -> dict[str, Any]:
-        try:
-            line = await self.reader.readline()
-        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as e:
-            raise WorkerDied(f"referee worker pipe failed: {e}") from None
-        if line is None:
-            with trio.move_on_after(2):
-                await self.proc.wait()
-            raise WorkerDied(f"referee worker process ended (exit status {self.proc.returncode})")
-        self.last_line = line
-        try:
-            reply = decode(line)
-        except ValueError:
-            raise WorkerDied(f"referee worker sent garbage: {line[:200]!r}") from None
-        if not isinstance(reply, dict):
-            raise WorkerDied(f"referee worker sent garbage: {line[:200]!r}")
-        return reply
-
-    async def close(self) -> None:
-        """Close the pipe (the worker abandons its game, kills its bots, exits), then reap."""
-        with contextlib.suppress(Exception):
-            await self.proc.stdin.aclose()  # type: ignore[union-attr]
-        with trio.move_on_after(5):
-            await self.proc.wait()
-        if self.proc.returncode is None:
-            with contextlib.suppress(ProcessLookupError, PermissionError):
-                os.killpg(self.proc.pid, signal.SIGKILL)
-            await self.proc.wait()
-
-
 class _Run:
-    """State shared by the worker tasks of one run.
+    """State shared by the slots of one run.
 
     Games are played in referee worker processes (one per concurrent game) unless a
     `play_match` is injected, in which case they are played in this process (tests use that to
-    inject arena-side faults).
+    inject arena-side faults), or `shared` is set: the player of games played elsewhere.
     """
 
     def __init__(
@@ -253,7 +163,7 @@ class _Run:
         self.progress = progress
         self.void_counts = void_counts
         self.games = {g.label: g for g in config.games}
-        #: what each worker sets up before the first game (arena/tournaments/worker.py warm_up)
+        #: what each worker sets up before the first game (arena/workers/child.py warm_up)
         warm: list[dict[str, Any]] = []
         for g in config.games:
             entry = {"name": g.name, "options": dict(g.options)}
@@ -261,7 +171,6 @@ class _Run:
                 warm.append(entry)
         self.game_names = tuple(warm)
         self.openings: dict[tuple[int, str, int], tuple[tuple[str, ...], ...]] = {}
-        self.faults = arena_faults()
         self.play_match = play_match
         self.bots_payload = [b.to_dict() for b in config.bots]
         self._time_control = config.time_control.to_dict()
@@ -288,8 +197,9 @@ class _Run:
         self.batch_full = trio.Event()
         #: games of this run not finished (nor given up) yet
         self.remaining = 0
-        #: with `config.database`: the league's workers play the games (arena/tournaments/remote.py)
-        self.remote: Any = None
+        #: the player every slot shares when the games are played elsewhere (the league's
+        #: workers, for `config.database`: `play_elsewhere`)
+        self.shared: Player | None = None
 
     async def opening(self, sg: ScheduledGame) -> tuple[tuple[str, ...], ...]:
         """The game pair's opening: the one its other game was recorded with, if it was
@@ -319,20 +229,28 @@ class _Run:
             self.openings[key] = opening
         return self.openings[key]
 
-    async def worker(
-        self, games: trio.MemoryReceiveChannel[ScheduledGame], core: int | None
-    ) -> None:
-        slot = _Slot(self, core)
+    def player(self, core: int | None) -> Player:
+        """A slot's player: the shared one, or one of the slot's own."""
+        if self.shared is not None:
+            return self.shared
+        if self.play_match is not None:
+            return InlinePlayer(self.specs, self.play_match)
+        return ProcessPlayer(self.bots_payload, core, self.game_names)
+
+    async def slot(self, games: trio.MemoryReceiveChannel[ScheduledGame], core: int | None) -> None:
+        """One unit of concurrency: plays one game at a time, through its player."""
+        player = self.player(core)
         try:
-            await slot.prepare()
-            if self.play_match is None and self.remote is None:
-                await self._play_ahead(games, slot)
+            if isinstance(player, ProcessPlayer):
+                await player.prepare()
+                await self._play_ahead(games, player, core)
             else:
                 async for sg in games:
-                    await self.play(sg, slot)
+                    await self.play(sg, player, core)
         finally:
-            with trio.CancelScope(shield=True):
-                await slot.close()
+            if player is not self.shared:  # the shared player ends with the run
+                with trio.CancelScope(shield=True):
+                    await player.aclose()
 
     def match_payload(self, sg: ScheduledGame, opening: Any, core: int | None) -> dict[str, Any]:
         """The `match` of a game's `play` request (the parts that are the same for every game
@@ -355,18 +273,21 @@ class _Run:
             "reuse": self.config.reuse,
         }
 
-    async def play(self, sg: ScheduledGame, slot: _Slot) -> None:
-        payload = self.match_payload(sg, await self.opening(sg), slot.core)
+    async def play(self, sg: ScheduledGame, player: Player, core: int | None) -> None:
+        payload = self.match_payload(sg, await self.opening(sg), core)
         for _ in range(self.config.max_attempts):
             attempt = self.void_counts.get(sg.game_id, 0) + 1
             self.progress.game_started(sg.game_id)
-            reply = await slot.play(sg.game_id, payload, attempt)
+            reply = await player.play(sg.game_id, attempt, payload)
             if await self._settle(sg, attempt, reply):
                 return
         self._give_up(sg)
 
     async def _play_ahead(
-        self, games: trio.MemoryReceiveChannel[ScheduledGame], slot: _Slot
+        self,
+        games: trio.MemoryReceiveChannel[ScheduledGame],
+        player: ProcessPlayer,
+        core: int | None,
     ) -> None:
         """`play` for a slot with a referee worker process, one game ahead: the slot's next
         game is sent while its current one plays, so the worker starts it the moment it has
@@ -382,7 +303,7 @@ class _Run:
         exhausted = broken = False
         while True:
             if broken and not inflight:
-                await slot.close()  # a fresh worker for what is sent next
+                await player.aclose()  # a fresh worker for what is sent next
                 broken = False
             while not broken and len(inflight) < PLAY_AHEAD and (retry or not exhausted):
                 if retry:
@@ -396,12 +317,12 @@ class _Run:
                     except trio.EndOfChannel:
                         exhausted = True
                         continue
-                    payload, tries = self.match_payload(sg, await self.opening(sg), slot.core), 0
+                    payload, tries = self.match_payload(sg, await self.opening(sg), core), 0
                 attempt = self.void_counts.get(sg.game_id, 0) + 1
                 if not inflight:
                     self.progress.game_started(sg.game_id)
                 try:
-                    await slot.send(sg.game_id, payload)
+                    await player.send(sg.game_id, payload)
                 except WorkerDied as e:
                     if inflight:
                         # the game in play reports the death (its record may still be in the
@@ -409,8 +330,8 @@ class _Run:
                         retry.appendleft((sg, payload, tries))
                         broken = True
                         break
-                    await slot.close()  # a fresh worker for the next attempt
-                    reply = {"type": "void", "game_id": sg.game_id, "reason": f"WorkerDied: {e}"}
+                    await player.aclose()  # a fresh worker for the next attempt
+                    reply = void_of(sg.game_id, e)
                     if not await self._settle(sg, attempt, reply):
                         self._again(retry, sg, payload, tries)
                     continue
@@ -419,10 +340,10 @@ class _Run:
                 return
             sg, payload, attempt, tries = inflight.popleft()
             try:
-                reply = await slot.receive()
+                reply = await player.receive()
             except WorkerDied as e:
-                await slot.close()
-                reply = {"type": "void", "game_id": sg.game_id, "reason": f"WorkerDied: {e}"}
+                await player.aclose()
+                reply = void_of(sg.game_id, e)
                 retry.extendleft((g, p, t) for g, p, _, t in reversed(inflight))
                 inflight.clear()
             if inflight:
@@ -551,94 +472,6 @@ def _kept(error: StoreError, batch: list[tuple[ScheduledGame, FinishedGame]]) ->
     return StoreError(f"{error}; {'; '.join(notes)}")
 
 
-class _Slot:
-    """One unit of concurrency: plays one game at a time, in its worker process or inline."""
-
-    def __init__(self, run: _Run, core: int | None) -> None:
-        self.run = run
-        self.core = core
-        self.process: WorkerProcess | None = None
-
-    async def prepare(self) -> None:
-        """Start the worker process before the first game is dispatched: its interpreter and
-        imports (a few hundred milliseconds) are the run's start-up, not the first game's
-        cost. A failure here is left for the first game's attempt, which reports or voids it
-        as usual."""
-        if self.run.play_match is None and self.run.remote is None and self.process is None:
-            with contextlib.suppress(WorkerDied, ArenaError):
-                self.process = await WorkerProcess.start(
-                    self.run.bots_payload, self.core, self.run.game_names
-                )
-
-    async def play(self, game_id: str, payload: dict[str, Any], attempt: int) -> dict[str, Any]:
-        """The reply for one attempt: record, void or error (as the worker protocol has it)."""
-        if self.run.remote is not None:
-            return await self.run.remote.play(game_id, attempt, payload)
-        if self.run.play_match is not None:
-            return await self._play_inline(game_id, payload)
-        try:
-            if self.process is None:
-                self.process = await WorkerProcess.start(
-                    self.run.bots_payload, self.core, self.run.game_names
-                )
-            return await self.process.request(
-                {"type": "play", "game_id": game_id, "match": payload}
-            )
-        except WorkerDied as e:
-            await self.close()  # a fresh worker for the next attempt
-            return {"type": "void", "game_id": game_id, "reason": f"WorkerDied: {e}"}
-        except BaseException:
-            # cancelled mid-game (the run is stopping): the pipe is out of step, end the worker
-            with trio.CancelScope(shield=True):
-                await self.close()
-            raise
-
-    async def send(self, game_id: str, payload: dict[str, Any]) -> None:
-        """Send a game to the worker process (started if need be); its reply is read by
-        `receive`, replies come in the order the games were sent. Raises WorkerDied."""
-        try:
-            if self.process is None:
-                self.process = await WorkerProcess.start(
-                    self.run.bots_payload, self.core, self.run.game_names
-                )
-            await self.process.send({"type": "play", "game_id": game_id, "match": payload})
-        except BaseException as e:
-            if not isinstance(e, WorkerDied):
-                # cancelled (the run is stopping): the pipe is out of step, end the worker
-                with trio.CancelScope(shield=True):
-                    await self.close()
-            raise
-
-    async def receive(self) -> dict[str, Any]:
-        """The reply to the oldest game sent and not answered yet. Raises WorkerDied."""
-        if self.process is None:
-            raise WorkerDied("referee worker process closed")
-        try:
-            reply = await self.process.receive()
-            if reply.get("type") == "record":
-                # the record's text as the worker encoded it: stored as is (see _settle)
-                text = record_text(reply, self.process.last_line)
-                if text is not None:
-                    reply["record_json"] = text.decode()
-            return reply
-        except BaseException as e:
-            if not isinstance(e, WorkerDied):
-                with trio.CancelScope(shield=True):
-                    await self.close()
-            raise
-
-    async def _play_inline(self, game_id: str, payload: dict[str, Any]) -> dict[str, Any]:
-        from arena.tournaments.worker import play_one
-
-        msg = {"type": "play", "game_id": game_id, "match": payload}
-        return await play_one(self.run.specs, msg, self.run.play_match)
-
-    async def close(self) -> None:
-        if self.process is not None:
-            process, self.process = self.process, None
-            await process.close()
-
-
 async def run_tournament(
     config: TournamentConfig,
     *,
@@ -647,6 +480,7 @@ async def run_tournament(
     stop: trio.Event | None = None,
     play_match: Callable[..., Awaitable[Any]] | None = None,
     drop_broken: bool = False,
+    play_elsewhere: PlayElsewhere | None = None,
 ) -> RunOutcome:
     """Play every game of the schedule that the results file does not hold yet.
 
@@ -660,13 +494,15 @@ async def run_tournament(
     abandoned (their bots killed, nothing recorded), finished ones are all committed, and the
     run is marked `stopped`; running again resumes. `stop` does the same from code.
     `play_match` replaces the referee's (tests inject arena-side faults with it).
+
+    A config with a `database` is played elsewhere: `play_elsewhere` opens the player every
+    slot shares (cli/tournament.py passes the league's queue, arena/league/tourjobs.py
+    `queue_player`), once there are games to play; the results file stays here.
     """
     progress = progress or Progress()
-    if config.database is not None:
-        from arena.tournaments.remote import check_sendable
-
-        check_sendable(config.bots)
-    else:  # the league's workers guard their own CPUs; games played here need ours
+    if (config.database is None) != (play_elsewhere is None):
+        raise ValueError("a config with a database is played through play_elsewhere, and only it")
+    if play_elsewhere is None:  # the league's workers guard their own CPUs; ours play here
         check_concurrency(
             config.concurrency,
             insist=config.oversubscribe,
@@ -712,6 +548,7 @@ async def run_tournament(
 
     store = await trio.to_thread.run_sync(open_store)
     astore = AsyncStore(store)
+    elsewhere = contextlib.AsyncExitStack()  # the shared player's, when there is one
     try:
         index = {n: i for i, n in enumerate(names)}
         schedule = build_schedule(config, [(index[a], index[b]) for a, b in table])
@@ -725,8 +562,9 @@ async def run_tournament(
         void_counts = await astore.call("void_counts")
         rows = await astore.call("games")
         run = _Run(config, specs, astore, 0, progress, void_counts, play_match)
-        if config.database is not None and pending:
-            run.remote = await _open_remote(config, specs, run.bots_payload)
+        if play_elsewhere is not None and pending:
+            opened = play_elsewhere(config, specs, run.bots_payload)
+            run.shared = await elsewhere.enter_async_context(opened)
         run.recorded, run.n_pairs = recorded, max(1, len(table))
         if sprt_meta is not None and config.sprt is not None:
             run.sprt = SprtRule.from_rows(config.sprt, sprt_meta["bot"], rows)
@@ -763,34 +601,20 @@ async def run_tournament(
         finally:
             signals.close()
             progress.close()
-            if run.remote is not None:
-                await trio.to_thread.run_sync(run.remote.close)
             # an unwritable results file (the error in flight says so) cannot take the
             # run's status either; the next run marks this one killed
             with trio.CancelScope(shield=True), contextlib.suppress(StoreError):
                 await astore.call("finish_run", run_id, status)
         return outcome
     finally:
-        await trio.to_thread.run_sync(store.close)
-
-
-async def _open_remote(config: TournamentConfig, specs: list[Any], entries: list[dict]) -> Any:
-    """The queue to the league's workers, with the bots published (arena/tournaments/remote.py)."""
-    from arena.tournaments.remote import RemotePlayer, run_key
-
-    assert config.database is not None
-    key = run_key(config.identity([s.name for s in specs]), config.results)
-    remote = RemotePlayer(config.database, key, specs, entries)
-    await trio.to_thread.run_sync(remote.open)
-    return remote
+        try:
+            await elsewhere.aclose()
+        finally:
+            await trio.to_thread.run_sync(store.close)
 
 
 async def check_bots(specs: list[Any], isolation: str | None) -> dict[int, str]:
     """Each bot checked once (and built), one at a time: index -> why it cannot start."""
-    from arena.referee.bots import BotError
-    from arena.referee.preflight import check_startable
-    from arena.sandbox import SandboxFault
-
     broken: dict[int, str] = {}
     for i, spec in enumerate(specs):
         try:
@@ -813,7 +637,7 @@ async def _play_all(
     """Run the workers over the pending games; True if stopped before the end (a signal from
     `signals`, or `stop`)."""
     concurrency = max(1, min(run.config.concurrency, len(pending) or 1))
-    cores = _cores() if run.config.pin_cores and run.remote is None else []
+    cores = _cores() if run.config.pin_cores and run.shared is None else []
     run.remaining = len(pending)
     send, receive = trio.open_memory_channel[ScheduledGame](len(pending) or 1)
     for g in pending:
@@ -839,8 +663,6 @@ async def _play_all(
             stopped = True
             scope.cancel()
 
-        if run.remote is not None:
-            await outer.start(run.remote.run)
         if signals is not None:
             outer.start_soon(watch_signals)
         if stop is not None:
@@ -851,7 +673,7 @@ async def _play_all(
                 run.commits = workers
                 for k in range(concurrency):
                     core = cores[k % len(cores)] if cores else None
-                    workers.start_soon(run.worker, receive.clone(), core)
+                    workers.start_soon(run.slot, receive.clone(), core)
                 receive.close()
         outer.cancel_scope.cancel()
     return stopped

@@ -21,13 +21,14 @@ import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass
-from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
 import trio
 
 from arena.errors import ArenaError
+from arena.referee.outcome import now_iso, result_fields
+from arena.tournaments.identity import changes, legacy_changes, legacy_pairs, pair_table
 
 SCHEMA_VERSION = 1
 #: quick retries when taking the run lock (see `Store.run_alive`)
@@ -87,10 +88,6 @@ CREATE TABLE IF NOT EXISTS runs (
 
 class StoreError(ArenaError):
     """A results file that cannot be used (wrong config, locked, not a results file)."""
-
-
-def now_iso() -> str:
-    return datetime.now(UTC).isoformat(timespec="milliseconds").replace("+00:00", "Z")
 
 
 @dataclass(frozen=True)
@@ -176,12 +173,8 @@ class FinishedGame:
 def _game_row(g: FinishedGame, run_id: int) -> tuple[Any, ...]:
     """The `games` row of a finished game, in the column order of `record_games`."""
     record = g.record
-    res = record["result"]
+    res = result_fields(record)
     bots = sorted(record["bots"], key=lambda b: b["seat"])
-    scores = [*list(res.get("scores") or [None, None]), None, None]
-    duration = record.get("duration") or _duration(
-        record.get("started_at"), record.get("finished_at")
-    )
     text = g.record_json
     if text is None:
         text = json.dumps(record, separators=(",", ":"))
@@ -195,16 +188,16 @@ def _game_row(g: FinishedGame, run_id: int) -> tuple[Any, ...]:
         g.seat_order,
         bots[0]["name"],
         bots[1]["name"],
-        res.get("winner"),
-        res.get("result") or {0: "1-0", 1: "0-1"}.get(res.get("winner"), "1/2-1/2"),
-        res.get("reason", ""),
-        res.get("detail", "") or "",
-        int(bool(res.get("forfeit"))),
-        res.get("loser_seat"),
-        scores[0],
-        scores[1],
-        record.get("turn_count"),
-        duration,
+        res.winner,
+        res.result,
+        res.reason,
+        res.detail,
+        int(res.forfeit),
+        res.loser_seat,
+        res.scores[0],
+        res.scores[1],
+        res.turns,
+        res.duration,
         g.attempt,
         run_id,
         record.get("started_at"),
@@ -331,8 +324,6 @@ class Store:
         in the file keep theirs. A config that changes what recorded games were played under
         is refused with the list of changes. `extra` is stored in the meta table as is.
         """
-        from arena.tournaments.identity import changes, legacy_changes, legacy_pairs, pair_table
-
         meta = self.meta()
         old_pairs: list[tuple[str, str]] = []
         if meta:
@@ -491,15 +482,6 @@ class Store:
 
     def void_counts(self) -> dict[str, int]:
         return dict(self.db.execute("SELECT game_id, COUNT(*) FROM voids GROUP BY game_id"))
-
-
-def _duration(start: Any, end: Any) -> float | None:
-    try:
-        a = datetime.fromisoformat(str(start).replace("Z", "+00:00"))
-        b = datetime.fromisoformat(str(end).replace("Z", "+00:00"))
-    except ValueError:
-        return None
-    return round((b - a).total_seconds(), 3)
 
 
 class AsyncStore:

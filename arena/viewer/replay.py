@@ -19,7 +19,8 @@ from typing import Any
 
 from arena.games import State, game_class
 from arena.referee.clock import TimeControl
-from arena.referee.record import GameRecord, reason_text
+from arena.referee.outcome import reason_text
+from arena.referee.record import GameRecord
 
 REPLAY_FORMAT = "arena-replay/1"
 

@@ -16,18 +16,13 @@ import json
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from arena.referee.outcome import Reason
 from arena.viewer.charts import elo_chart, llr_chart
 from arena.viewer.page import static_text, templates
 
-REASON_KINDS = {
-    "time_forfeit": "forfeit",
-    "illegal_action": "forfeit",
-    "protocol_error": "forfeit",
-    "crash": "forfeit",
-    "failed_start": "forfeit",
-    "memory_limit": "forfeit",
-    "both_failed_start": "forfeit",
-}
+#: a game's row class by its reason: `forfeit` for a game decided by a bot's failure (the
+#: arena's own codes, arena/referee/outcome.py), none for one the rules ended
+REASON_KINDS = {str(r): "forfeit" for r in Reason}
 
 
 def pack_replay(data: Mapping[str, Any]) -> str:

@@ -16,16 +16,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from arena.games import GAME_NAMES, IllegalAction, make_game
-
-# Small boards and low turn limits keep each example fast while still reaching game ends.
-SMALL_OPTIONS = {
-    "papagra": [{"board": "hex 3", "max_turns": 40}, {"board": "square 4", "max_turns": 40}],
-    "wrigglers": [{"max_turns": 60}, {"max_turns": 60, "ludii_rules": True}],
-    "stripes": [{"max_turns": 80}],
-    "quadraphages": [{"max_turns": 60}],
-    "hexaphage": [{"max_turns": 60}],
-}
+from arena.games import GAME_NAMES, IllegalAction, game_class, make_game
 
 JUNK_ACTIONS = ["", "zz99", "a0", "-", "--", "pass pass", "9", "0", "a1a1", "-z1", "e5-e5x", "💥"]
 
@@ -35,7 +26,9 @@ PROPERTY_SETTINGS = settings(
 
 
 def _games():
-    return [(name, opts) for name in GAME_NAMES for opts in SMALL_OPTIONS[name]]
+    """Every registered game, with each of its small option sets (`Game.small_options`: small
+    boards and low turn limits keep each example fast while still reaching game ends)."""
+    return [(name, dict(opts)) for name in GAME_NAMES for opts in game_class(name).small_options]
 
 
 def _play_random(state, rng: random.Random, check_each=None):

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from arena.league.db import fleet, schema
 from arena.league.executors.inprocess import _outcome
-from arena.league.slot import _void_kind
+from arena.league.voids import void_of
 from arena.league.worker import Deferred, Gate
 
 from .support import BOTS, Server, arena, database_fixtures, make_league, postgres_database
@@ -31,15 +31,15 @@ STALL = "HostStall: host_stall: the host kept the bot from a CPU for 0.500 s"
 
 
 def test_a_host_stall_is_its_own_void_kind_wherever_a_void_is_read() -> None:
-    assert schema.void_kind_of(STALL) is schema.VoidKind.HOST_STALL
-    assert _void_kind({"type": "void", "reason": STALL}) == (schema.VoidKind.HOST_STALL, STALL)
-    assert _outcome(None, {"type": "void", "reason": STALL}).void is schema.VoidKind.HOST_STALL  # type: ignore[arg-type]
-    for text, kind in [
-        ("SandboxFault: no cgroup", schema.VoidKind.SANDBOX_FAULT),
-        ("RefereeFault: pipe", schema.VoidKind.REFEREE_FAULT),
-        ("internal error KeyError: 'x'", schema.VoidKind.INTERNAL_ERROR),
+    reply = {"type": "void", "fault": "host_stall", "reason": STALL}
+    assert void_of(reply) == (schema.VoidKind.HOST_STALL, STALL)
+    assert _outcome(None, reply).void is schema.VoidKind.HOST_STALL  # type: ignore[arg-type]
+    for fault, kind in [
+        ("sandbox", schema.VoidKind.SANDBOX_FAULT),
+        ("referee", schema.VoidKind.REFEREE_FAULT),
+        ("internal", schema.VoidKind.INTERNAL_ERROR),
     ]:
-        assert schema.void_kind_of(text) is kind
+        assert void_of({"type": "void", "fault": fault, "reason": "x"})[0] is kind
 
 
 @settings(

@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 
 from arena.league.db import ledger
-from arena.tournaments.worker import encode, record_text
+from arena.workers.wire import encode, record_text
 
 RECORD = {
     "format": "arena-record/1",

@@ -44,7 +44,7 @@ async def test_the_minimal_bots_of_the_spec_play_a_game(tmp_path, index, encodin
 def test_every_reason_code_has_words():
     """Pages show a game's end in words (REASON_WORDS, beside the codes): every code the
     protocol documents and every one an engine's source can end a game with has its words."""
-    from arena.referee.record import FORFEIT_REASONS, REASON_WORDS, reason_text
+    from arena.referee.outcome import REASON_WORDS, Reason, reason_text
 
     section = DOC.read_text(encoding="utf-8").split("## 6.", 1)[1].split("## 7.", 1)[0]
     rules = section.split("By a forfeit", 1)[0]  # the engines' codes, then the table's
@@ -56,6 +56,6 @@ def test_every_reason_code_has_words():
         engines |= set(re.findall(r"Result\(\s*[^,]+,\s*\"([a-z_]+)\"", text))
         engines |= set(re.findall(r"self\._(?:end|finish)\(\s*(?:[a-z_]+,\s*)?\"([a-z_]+)\"", text))
     assert {"stuck", "max_turns", "board_full"} <= engines  # the search finds them
-    for code in documented | engines | set(FORFEIT_REASONS):
+    for code in documented | engines | set(Reason):
         assert code in REASON_WORDS, code
         assert "_" not in reason_text(code)

@@ -19,10 +19,14 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+import trio
 
 from arena.referee import MatchConfig, TimeControl, load_bot, play_match
+from arena.referee.blame import stall_bound
 from arena.referee.match import HostStall
+from arena.sandbox import Limits, launcher_for
 from arena.sandbox.cgroups import CgroupSystem
+from arena.sandbox.cpuacct import counters_of
 
 SOURCE = Path(__file__).resolve().parent / "bots" / "timing_bot.c"
 IMAGE = "arena-tests/timing-bot"
@@ -135,6 +139,10 @@ async def flagged(cfg: MatchConfig, isolation: str) -> dict | None:
 
 
 def config(a, b, tc: TimeControl, seed: int = 0, **kw) -> MatchConfig:
+    # a real-time bot (TIMING_RT) cannot be in a CPU-capped cgroup, which has no real-time
+    # budget: process bots here are not capped (the cap's own tests: tests/sandbox/test_cpu_cap.py)
+    if a.isolation == "process" and "limits" not in kw:
+        kw["limits"] = Limits(cpus=float(os.cpu_count() or 1))
     return MatchConfig("stripes", {}, (a, b), tc, seed=seed, cpu_affinity=((CPU,), (0,)), **kw)
 
 
@@ -347,3 +355,145 @@ async def test_replay_shows_each_turns_figures(timing_bot, tmp_path, capsys):
     out = capsys.readouterr().out
     line = next(line for line in out.splitlines() if line.startswith("turn 1:"))
     assert "CPU " in line and "wait " in line and "charged " in line
+
+
+# -- the CPU cap (limits.cpus): one bot's swarm costs no other bot anything ---------------------
+
+
+def weigh(pid: int) -> None:
+    """Give bot `pid`'s own CPU cgroup the most weight the kernel allows (v1 `cpu.shares`
+    262144, v2 `cpu.weight` 10000: 256 and 100 times a lone task's), so that this shared
+    machine's other load cannot hold it off: what real-time priority does in the tests above,
+    which a CPU-capped cgroup (it has no real-time budget) cannot have. Nothing where the bot
+    has no CPU cgroup of its own."""
+    with contextlib.suppress(OSError):
+        for line in Path(f"/proc/{pid}/cgroup").read_text().splitlines():
+            _, controllers, path = line.split(":", 2)
+            if "/arena-" not in path:
+                continue
+            if "cpu" in controllers.split(","):
+                shares = Path("/sys/fs/cgroup") / controllers / path.lstrip("/") / "cpu.shares"
+                shares.write_text("262144")
+            elif controllers == "":
+                weight = Path("/sys/fs/cgroup") / path.lstrip("/") / "cpu.weight"
+                if weight.exists():
+                    weight.write_text("10000")
+
+
+def weighed(event) -> None:
+    """on_log: the timing bot's `pid N` (TIMING_PID) or a swarm's `swarm N`: weigh it."""
+    word, _, pid = event.message.partition(" ")
+    if word in ("pid", "swarm") and pid.isdigit():
+        weigh(int(pid))
+
+
+needs_cgroup = pytest.mark.skipif(
+    not CgroupSystem.detect().usable, reason="no cgroup here: nothing is measured"
+)
+
+
+@needs_cgroup
+@pytest.mark.parametrize("cpus", [1.0, 0.1])
+async def test_a_bot_slowed_by_its_own_cpu_cap_is_flagged_not_forgiven(timing_bot, cpus):
+    """Four busy threads on any CPUs, capped, reply only after 10 deadlines (past the hard
+    cap). The quota throttles them, and a throttled task's time shows as run-queue wait once it
+    runs again: just what a host stall looks like. That throttling is the bot's own (its
+    cgroup's `throttled_time`/`throttled_usec`, subtracted from the stall): flagged, neither
+    forgiven nor voided. Taken for the host's, at 0.1 CPU it was nine tenths of the wall time
+    and the game was voided as a host stall, every time."""
+    a = dataclasses.replace(load_bot(f"json:{timing_bot} spread 4 10"), env=(("TIMING_PID", "1"),))
+    b = load_bot(f"json:{timing_bot} sleep 0")
+    cfg = MatchConfig("stripes", {}, (a, b), FAST, limits=Limits(cpus=cpus))
+    record = await play_match(cfg, on_log=weighed)
+    if cpus < (os.cpu_count() or 1):
+        assert record.bots[0]["cpu_cap"] == cpus
+    assert record.result["reason"] == "time_forfeit", record.result["detail"]
+    assert record.result["loser_seat"] == 0
+    failure = record.result["failure"]
+    assert failure["host"] < stall_bound(0.2, 0.01), failure
+
+
+@needs_cgroup
+@pytest.mark.skipif((os.cpu_count() or 1) < 2, reason="needs two CPUs")
+async def test_a_swarm_in_one_game_costs_the_next_game_nothing(timing_bot):
+    """Two games at once on the 2-core machine: in one a bot forks 24 busy helpers (and plays
+    on, slowly), in the other an honest bot computes half its deadline every turn. Capped at
+    one CPU, the swarm leaves the other core to the honest bot: 12 turns without a void or a
+    time forfeit. Uncapped it took both cores, and the honest bot's game was voided as a host
+    stall, again and again (the hostile tournament under load). Both bots' cgroups get the
+    most weight (`weigh`): the swarm takes all its cap allows, and the machine's other load
+    cannot stand in for it."""
+    turns: list[dict] = []
+    swarm: list[int] = []
+    started, a_ended = trio.Event(), trio.Event()
+
+    def on_a(event) -> None:
+        weighed(event)
+        word, _, pid = event.message.partition(" ")
+        if word == "swarm":
+            swarm.append(int(pid))
+            started.set()
+
+    def observe(event) -> None:
+        if event.entry["seat"] == 0:
+            turns.append(event.entry)
+            if len(turns) >= 12:
+                raise _Enough
+
+    sleeper = load_bot(f"json:{timing_bot} sleep 0")
+    hostile = load_bot(f"json:{timing_bot} swarm 24 0.5")
+    slow = TimeControl(move_time=5.0, margin=0.5)
+    game_a = MatchConfig("stripes", {}, (hostile, sleeper), slow, seed=1)
+    honest = dataclasses.replace(
+        load_bot(f"json:{timing_bot} busy 0.5"), env=(("TIMING_PID", "1"),)
+    )
+    game_b = MatchConfig("stripes", {}, (honest, sleeper), FAST, seed=2)
+
+    async def play_a() -> None:
+        await play_match(game_a, on_log=on_a)
+        a_ended.set()
+
+    async with trio.open_nursery() as nursery:
+        nursery.start_soon(play_a)
+        with trio.fail_after(60):
+            await started.wait()
+        counters = counters_of(swarm[0], "/arena-")
+        assert counters is not None
+        before, t0 = counters.sample(), trio.current_time()
+        with pytest.raises(_Enough):  # a void raises HostStall; a forfeit ends the game
+            await play_match(game_b, observer=observe, on_log=weighed)
+        after, t1 = counters.sample(), trio.current_time()
+        counters.close()
+        assert not a_ended.is_set(), "the swarm's game ended first: nothing was tested"
+        nursery.cancel_scope.cancel()
+    assert before is not None and after is not None
+    used = (after.cpu - before.cpu) / 1e9
+    # at most its one CPU (generous margins), and all of it: the swarm was at full strength
+    assert 0.5 * (t1 - t0) < used <= 1.15 * (t1 - t0) + 0.05, (used, t1 - t0)
+    assert all(t["elapsed"] < 0.2 + 0.05 for t in turns), turns
+
+
+@pytest.mark.parametrize("cpus", [1.0, 0.5])
+async def test_a_swarm_uses_at_most_its_cap_in_either_mode(bot, cpus):
+    """A bot with eight busy helpers gets `cpus` CPUs at most, in the process sandbox (the
+    cgroup CPU controller) as in docker (`nano_cpus`): the same limit, the same guarantee."""
+    spec = bot("swarm", "8", "0").launch_spec(ceiling=Limits(cpus=cpus))
+    async with trio.open_nursery() as nursery:
+        proc = await launcher_for(spec.isolation).start(spec, nursery)
+        async with proc:
+            await proc.stdin.send_all(b'{"type":"hello"}\n')
+            said = b""
+            with trio.fail_after(60):
+                while b"ready" not in said:  # its helpers are forked before it says so
+                    chunk = await proc.stdout.receive_some(4096)
+                    assert chunk, proc.stderr_tail()
+                    said += chunk
+            counters = proc.counters
+            assert counters is not None, "no accounting: the cap cannot be measured"
+            assert counters.cap == (cpus if cpus < (os.cpu_count() or 1) else None)
+            before, t0 = counters.sample(), trio.current_time()
+            await trio.sleep(2.0)  # the measuring window, not a synchronisation
+            after, t1 = counters.sample(), trio.current_time()
+    assert before is not None and after is not None
+    used = (after.cpu - before.cpu) / 1e9
+    assert used <= cpus * (t1 - t0) * 1.15 + 0.02, (used, t1 - t0)

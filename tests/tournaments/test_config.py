@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from arena.errors import ArenaError
-from arena.tournaments.checks import ALL_GAMES
+from arena.games import GAME_NAMES
 from arena.tournaments.config import ConfigError, load_config
 
 from .tournament_helpers import BOTS, REPO, two_bots_toml, write_config
@@ -17,7 +17,7 @@ from .tournament_helpers import BOTS, REPO, two_bots_toml, write_config
 def test_defaults(tmp_path: Path) -> None:
     cfg = load_config(write_config(tmp_path, two_bots_toml(), "mine.toml"))
     assert cfg.name == "mine"
-    assert [g.name for g in cfg.games] == list(ALL_GAMES)
+    assert [g.name for g in cfg.games] == list(GAME_NAMES)
     assert cfg.rounds == 1
     assert cfg.concurrency == (os.cpu_count() or 1)
     assert cfg.seed == 0

@@ -220,7 +220,7 @@ class KillWorkers(Progress):
             except OSError:
                 continue
             ppid = int(stat.rsplit(")", 1)[1].split()[1])
-            if b"arena.tournaments.worker" in cmd and ppid == os.getpid():
+            if b"arena.workers.child" in cmd and ppid == os.getpid():
                 os.kill(int(d.name), signal.SIGKILL)
                 self.killed += 1
 

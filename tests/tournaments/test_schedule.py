@@ -8,8 +8,8 @@ from pathlib import Path
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.games import make_game
-from arena.tournaments.checks import ALL_GAMES, GameEntry
+from arena.games import GAME_NAMES, make_game
+from arena.tournaments.checks import GameEntry
 from arena.tournaments.config import load_config
 from arena.tournaments.schedule import build_schedule, random_opening
 
@@ -25,14 +25,14 @@ def _config(tmp_path: Path, n_bots: int = 3, rounds: int = 2, seed: int = 5, gam
 def test_round_robin_shape(tmp_path: Path) -> None:
     cfg = _config(tmp_path, n_bots=3, rounds=2)
     sched = build_schedule(cfg)
-    assert len(sched) == 2 * len(ALL_GAMES) * 3 * 2
+    assert len(sched) == 2 * len(GAME_NAMES) * 3 * 2
     assert len({g.game_id for g in sched}) == len(sched)
     assert [g.seq for g in sched] == list(range(len(sched)))
     # every ordered pair of distinct bots meets once per game per round
     seen = Counter((g.round, g.game, g.bots) for g in sched)
     assert set(seen.values()) == {1}
     for r in (1, 2):
-        for game in ALL_GAMES:
+        for game in GAME_NAMES:
             ordered = {g.bots for g in sched if g.round == r and g.game == game}
             assert ordered == {(a, b) for a in range(3) for b in range(3) if a != b}
     # the two seat orders of a game pair are adjacent and swap the seats
@@ -60,7 +60,7 @@ def test_more_rounds_extend_the_schedule(tmp_path: Path) -> None:
 
 
 @settings(max_examples=15, deadline=None)
-@given(game=st.sampled_from(ALL_GAMES), seed=st.integers(0, 2**40), turns=st.integers(1, 3))
+@given(game=st.sampled_from(GAME_NAMES), seed=st.integers(0, 2**40), turns=st.integers(1, 3))
 def test_openings_are_legal_and_reproducible(game: str, seed: int, turns: int) -> None:
     entry = GameEntry(game, {}, game)
     opening = random_opening(entry, seed, 1, 0, turns)

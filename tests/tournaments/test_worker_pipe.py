@@ -1,4 +1,4 @@
-"""The referee worker's pipe (arena/tournaments/worker.py): every line decodes to what was
+"""The referee worker's pipe (arena/workers/wire.py): every line decodes to what was
 encoded, whatever orjson refuses (a lone surrogate a bot logged, integers beyond 64 bits), and
 the record's text cut from a reply line is exactly that record."""
 
@@ -9,7 +9,7 @@ import json
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from arena.tournaments.worker import decode, encode, record_text
+from arena.workers.wire import decode, encode, record_text
 
 _json = st.recursive(
     st.none()

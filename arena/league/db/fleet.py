@@ -38,7 +38,7 @@ from sqlalchemy.engine import Connection
 
 from arena.league.db.schema import attempts, games, meta, workers
 from arena.league.privacy import neutral_paths
-from arena.referee.record import now_iso
+from arena.referee.outcome import now_iso
 
 #: meta keys
 SERVER_URL = "server_url"

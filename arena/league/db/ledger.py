@@ -48,7 +48,7 @@ from arena.league.db.schema import (
     voids,
 )
 from arena.league.ratings import MU0, SIGMA0, Skill, rate
-from arena.referee.record import FORFEIT_REASONS, now_iso
+from arena.referee.outcome import now_iso, result_fields
 
 # --- games: create, claim, record, void ------------------------------------------------------
 
@@ -375,11 +375,8 @@ def record_result(
     In one transaction: the conditional UPDATE of the game row, its record, the seats'
     outcomes and, for a rated game, both versions' ratings (rows locked in id order).
     """
-    res = record.get("result") or {}
-    winner = res.get("winner")
-    scores = [*list(res.get("scores") or []), None, None]
-    reason = str(res.get("reason", ""))
-    forfeit = bool(res.get("forfeit")) or reason in FORFEIT_REASONS
+    f = result_fields(record)  # the one reading of a record's result (arena/referee/outcome.py)
+    winner, forfeit = f.winner, f.forfeit
     g = conn.execute(
         _FINISH,
         {
@@ -387,17 +384,17 @@ def record_result(
             "p_attempt": attempt,
             "p_now": now_iso(),
             "p_winner": winner,
-            "p_result": res.get("result") or {0: "1-0", 1: "0-1"}.get(winner, "1/2-1/2"),
-            "p_reason": reason[:64],
-            "p_detail": str(res.get("detail") or ""),
+            "p_result": f.result,
+            "p_reason": f.reason[:64],
+            "p_detail": f.detail,
             "p_forfeit": forfeit,
-            "p_loser_seat": res.get("loser_seat"),
-            "p_score0": scores[0],
-            "p_score1": scores[1],
-            "p_turns": record.get("turn_count"),
-            "p_duration": record.get("duration"),
+            "p_loser_seat": f.loser_seat,
+            "p_score0": f.scores[0],
+            "p_score1": f.scores[1],
+            "p_turns": f.turns,
+            "p_duration": f.duration,
             # both bots failing to start is no contest: recorded, shown, not rated
-            "p_rated": reason != "both_failed_start",
+            "p_rated": f.rated,
         },
     ).first()
     if g is None:
@@ -410,7 +407,7 @@ def record_result(
         _outcome(points0, forfeit and points0 == 0.0),
         _outcome(1.0 - points0, forfeit and points0 == 1.0),
     )
-    if g.kind == GameKind.RATED and reason != "both_failed_start":
+    if g.kind == GameKind.RATED and f.rated:
         _rate(conn, game_id, g.variant, (g.version0, g.version1), points0, forfeit, outcomes)
     else:
         conn.execute(

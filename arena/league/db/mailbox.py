@@ -1,6 +1,6 @@
 """The mailbox between a local tournament's runner and the league's workers.
 
-`arena tournament run --database URL` (arena/tournaments/remote.py) stores each bot's archive
+`arena tournament run --database URL` (arena/league/tourjobs.py) stores each bot's archive
 here by content hash (`tournament_blobs`, `put_blob`), defers one job per game attempt on the
 league's queue (arena/league/tourjobs.py), and reads the attempts' outcomes back (`outcomes`).
 A worker's slot fetches the archives (`get_blob`, verified against their name) and inserts each
@@ -26,7 +26,7 @@ from sqlalchemy.engine import Connection
 
 from arena.league.db.schema import tournament_blobs, tournament_results
 from arena.league.errors import PlatformFault
-from arena.referee.record import now_iso
+from arena.referee.outcome import now_iso
 
 
 def _pack(obj: Any) -> bytes:

@@ -25,7 +25,7 @@ from sqlalchemy.engine import Connection
 from arena.league.db.ledger import ensure_rating
 from arena.league.db.schema import HUMAN_PREFIX, VersionState, bots, ratings, users, versions
 from arena.league.ratings import MU0
-from arena.referee.record import now_iso
+from arena.referee.outcome import now_iso
 
 # --- users -----------------------------------------------------------------------------------
 

@@ -60,23 +60,6 @@ class VoidKind(StrEnum):
     HOST_STALL = "host_stall"
 
 
-#: the fault class a referee worker names at the start of a void's reason, by void kind; a
-#: `HostStall` is a `RefereeFault`, named by its own class
-_FAULT_KINDS = (
-    ("HostStall", VoidKind.HOST_STALL),
-    ("SandboxFault", VoidKind.SANDBOX_FAULT),
-    ("RefereeFault", VoidKind.REFEREE_FAULT),
-)
-
-
-def void_kind_of(reason: str) -> VoidKind:
-    """The void kind of a referee worker's void reason (`f"{type(e).__name__}: {e}"`)."""
-    for prefix, kind in _FAULT_KINDS:
-        if reason.startswith(prefix):
-            return kind
-    return VoidKind.INTERNAL_ERROR
-
-
 #: the void kinds in words, for the pages (as arena.referee.record.REASON_WORDS for results)
 VOID_WORDS: dict[str, str] = {
     VoidKind.SANDBOX_FAULT: "the sandbox failed",
@@ -339,7 +322,7 @@ meta = Table(
 
 
 # Local tournaments played by the league's workers (`arena tournament run --database`,
-# arena/tournaments/remote.py; db/mailbox.py): the bots' archives by content hash, and each
+# arena/league/tourjobs.py; db/mailbox.py): the bots' archives by content hash, and each
 # attempt's outcome, inserted once per (run, game, attempt) whatever the number of workers that
 # played it.
 tournament_blobs = Table(

@@ -31,7 +31,7 @@ from arena.league.settings import LeagueSettings
 
 @dataclass(frozen=True)
 class GameJob:
-    """One attempt at one game, in the referee worker's terms (arena/tournaments/worker.py):
+    """One attempt at one game, in the referee worker's terms (arena/workers/child.py):
     `match` holds the MatchConfig fields with the bots by index into `bots`."""
 
     game_id: int

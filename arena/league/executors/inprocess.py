@@ -1,10 +1,11 @@
 """The default executor: referee worker processes on this machine, one per slot.
 
-It reuses the tournament runner's `WorkerProcess` (arena/tournaments/runner.py): the referee of
-each concurrent game runs in a process of its own, so games use every core, and a worker that
-dies voids its game (`worker_lost`) and is replaced for the next one. A void reply from the
-worker is the platform's fault too; an error reply (a bot directory that no longer loads) is
-treated the same way, since the version passed validation when it was submitted.
+It drives referee worker processes through `WorkerProcess` (arena/workers/process.py), as the
+tournament runner does: the referee of each concurrent game runs in a process of its own, so
+games use every core, and a worker that dies voids its game (`worker_lost`) and is replaced for
+the next one. A void reply from the worker is the platform's fault too, of the kind its fault
+names (arena/league/voids.py); an error reply (a bot directory that no longer loads) is an
+internal error, since the version passed validation when it was submitted.
 
 Given the league's `LiveGames` (arena/league/live.py), each slot asks its worker for a `turn`
 message after every turn and hands it over as it arrives, for the pages' live view; a game is
@@ -18,11 +19,12 @@ import math
 
 import trio
 
-from arena.league.db.schema import VoidKind, void_kind_of
+from arena.league.db.schema import VoidKind
 from arena.league.executors.base import Executor, GameJob, JobSource, Outcome
 from arena.league.live import LiveGames
-from arena.tournaments.runner import WorkerDied, WorkerProcess
-from arena.tournaments.worker import record_text
+from arena.league.voids import void_of
+from arena.workers.process import WorkerDied, WorkerProcess
+from arena.workers.wire import record_text
 
 
 class InProcessExecutor(Executor):
@@ -101,5 +103,5 @@ def _outcome(job: GameJob, reply: dict, line: bytes = b"") -> Outcome:
     kind = reply.get("type")
     if kind == "record":
         return Outcome(job, record=reply["record"], record_json=record_text(reply, line))
-    reason = str(reply.get("reason") or reply.get("message") or f"unexpected reply {kind!r}")
-    return Outcome(job, void=void_kind_of(reason), reason=reason)
+    void, reason = void_of(reply)
+    return Outcome(job, void=void, reason=reason)

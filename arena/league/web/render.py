@@ -9,8 +9,8 @@ the shared replay viewer's JS/CSS, the favicon) are served by `static_routes`, n
 Two filters keep the pages saying things one way: `when` writes every timestamp in one format
 ("2026-01-31 12:34 UTC") inside a `<time datetime>` that machines read, and `words` writes a
 reason code (a game's end, a voided attempt's kind) in the words of the one table beside the
-codes (arena.referee.record.REASON_WORDS, arena.league.db.schema.VOID_WORDS). `reason_words`, which
-the games tables of every page call, says how a game ended in the referee's own words.
+codes (arena.referee.outcome.REASON_WORDS, arena.league.db.schema.VOID_WORDS). `reason_words`,
+which the games tables of every page call, says how a game ended in the referee's own words.
 """
 
 from __future__ import annotations
@@ -30,7 +30,7 @@ from starlette.staticfiles import StaticFiles
 from arena.league.db.schema import VOID_WORDS
 from arena.league.web.session import csrf_token
 from arena.referee.channel import STDERR_SEPARATOR
-from arena.referee.record import reason_text
+from arena.referee.outcome import reason_text
 from arena.viewer import static_path as viewer_static_path
 
 CSP = (

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 import pytest
 
 from arena.league.db.schema import VOID_WORDS
-from arena.referee.record import REASON_WORDS
+from arena.referee.outcome import REASON_WORDS
 
 from ..support import (
     BOTS,

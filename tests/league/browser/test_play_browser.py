@@ -18,7 +18,7 @@ from functools import partial
 import pytest
 
 from arena.games.phages import PASS
-from arena.referee.record import reason_text
+from arena.referee.outcome import reason_text
 
 from ..support import (
     BOTS,

@@ -11,7 +11,7 @@ forced: a host stall on demand cannot be made reliably on a loaded test machine.
 
 import os
 
-_PLAYERS = (b"arena.league.slot", b"arena.tournaments.worker")
+_PLAYERS = (b"arena.league.slot", b"arena.workers.child")
 
 
 def _plays_games() -> bool:

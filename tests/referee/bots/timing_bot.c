@@ -10,9 +10,15 @@
  *                               time (they wait for each other: not a host stall)
  *   timing_bot fork F S         a forked helper and this process, both busy on the bot's first
  *                               CPU for F*D, the helper exits; then sleep until S*D and answer
+ *   timing_bot spread N F       N busy threads on any CPUs (not pinned) for F*D of wall time
+ *   timing_bot swarm N F        on `hello`, fork N helpers busy until the bot is killed (on any
+ *                               CPUs: the whole machine, but for a CPU cap), and log `swarm P`
+ *                               (its pid); then sleep F*D per turn and answer
  * With TIMING_RT in its environment the bot logs `pid N` on `hello` and waits until the test
  * has made it SCHED_FIFO 1 (it cannot itself: no capability), so that on a shared test
- * machine nothing but the hog (priority 2) holds it off its CPU.
+ * machine nothing but the hog (priority 2) holds it off its CPU. With TIMING_PID it logs
+ * `pid N` on `hello` and goes on (the test gives its CPU-capped cgroup more weight: a
+ * real-time task cannot be in one).
  *
  *   timing_bot hog CPU BUSY PERIOD
  *                               not a bot: the host's hog. SCHED_FIFO on CPU, priority 2, busy BUSY ms
@@ -90,6 +96,14 @@ static void spend(double deadline) {
         pin_first_cpu(); /* inherited by the threads */
         for (int i = 0; i < n && i < 64; i++) pthread_create(&t[i], NULL, thread_main, &until);
         for (int i = 0; i < n && i < 64; i++) pthread_join(t[i], NULL);
+    } else if (strcmp(mode, "spread") == 0) {
+        int n = atoi(argv_[2]);
+        double until = start + atof(argv_[3]) * deadline;
+        pthread_t t[64];
+        for (int i = 0; i < n && i < 64; i++) pthread_create(&t[i], NULL, thread_main, &until);
+        for (int i = 0; i < n && i < 64; i++) pthread_join(t[i], NULL);
+    } else if (strcmp(mode, "swarm") == 0) {
+        sleep_for(atof(argv_[3]) * deadline);
     } else if (strcmp(mode, "fork") == 0) {
         double until = start + atof(argv_[2]) * deadline;
         pin_first_cpu();
@@ -117,6 +131,17 @@ static void say(const char *s) {
 static void answer(const char *line) {
     char out[512];
     if (strncmp(line, "{\"type\":\"hello\"", 15) == 0) {
+        if (strcmp(argv_[1], "swarm") == 0) {
+            for (int i = 0; i < atoi(argv_[2]); i++)
+                if (fork() == 0) burn_wall(1e300); /* until killed with the bot's tree */
+            snprintf(out, sizeof out, "{\"type\":\"log\",\"message\":\"swarm %d\"}\n",
+                     (int)getpid());
+            say(out);
+        }
+        if (getenv("TIMING_PID")) {
+            snprintf(out, sizeof out, "{\"type\":\"log\",\"message\":\"pid %d\"}\n", (int)getpid());
+            say(out);
+        }
         if (getenv("TIMING_RT")) { /* wait (5 s at most) until the test made it real-time */
             snprintf(out, sizeof out, "{\"type\":\"log\",\"message\":\"pid %d\"}\n", (int)getpid());
             say(out);
