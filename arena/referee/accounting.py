@@ -10,7 +10,10 @@ sleeps it waits on the bot's pipe, so a reply that came before the sleep ended w
 it; its waits before that sleep delayed nothing of this reply, whatever else woke it (its own
 re-check timers, other tasks of its process). What woke it last is not known (a timer, another
 task's pipe, the first bytes of a reply written in parts), so no part of that wait is surely
-after the reply: it is forgiven in the charge, never in a flag (arena/referee/blame.py).
+after the reply: it is forgiven in the charge, never in a flag (arena/referee/blame.py). The
+same holds of its delay between starting to write a request and stamping it written (`lag`:
+a bot woken by the write on the referee's CPU preempts it, and may read the request before
+the wall clock starts).
 
 The figures go to the record per reply (docs/record.md): `cpu`, `wait` (runnable wait summed
 over the bot's tasks), `late`, `host` (the share forgiven), `charged`, and per turn the
@@ -86,10 +89,11 @@ def lateness(written: int, slept: int | None, read: int) -> float:
 
 class OwnClock(trio.abc.Instrument):
     """The referee thread's run-queue wait at the start of every sleep of its event loop while
-    a metered reply is awaited (`armed`): a trio instrument, one per game (added and removed by
-    it). `before_io_wait` reads it (one pread) when the loop may sleep, `after_io_wait` once it
-    runs again: an I/O wait that returned at once (less its own run-queue wait) did not sleep,
-    and does not count (the reply may have been there before it). Unarmed, both return."""
+    a metered reply is awaited: a trio instrument, one per game, in the run only while some
+    reply is awaited (`arm`, `disarm`), so that a reply read at once costs nothing more.
+    `before_io_wait` reads it (one pread) when the loop may sleep, `after_io_wait` once it runs
+    again: an I/O wait that returned at once (less its own run-queue wait) did not sleep, and
+    does not count (the reply may have been there before it)."""
 
     def __init__(self, fd: int | None) -> None:
         self.fd = fd
@@ -100,6 +104,22 @@ class OwnClock(trio.abc.Instrument):
         self.sleeps = 0
         self._at = 0.0
         self._start = -1
+
+    def arm(self) -> None:
+        """A reply is awaited: watch the loop's sleeps (from the first one armed)."""
+        if self.fd is None:
+            return
+        if self.armed == 0:
+            trio.lowlevel.add_instrument(self)
+        self.armed += 1
+
+    def disarm(self) -> None:
+        if self.armed > 0:
+            self.armed -= 1
+            if self.armed == 0:
+                self._start = -1
+                with contextlib.suppress(KeyError):
+                    trio.lowlevel.remove_instrument(self)
 
     def delay(self) -> int:
         """The thread's run-queue wait so far (ns), -1 where unreadable."""
@@ -140,6 +160,7 @@ class Meter:
         "_after",
         "_armed",
         "_before",
+        "_lag",
         "_late",
         "_late0",
         "_late1",
@@ -160,6 +181,7 @@ class Meter:
         self._sleeps = 0
         self._armed = False
         self._late = 0.0
+        self._lag = 0.0
 
     @property
     def source(self) -> str:
@@ -185,9 +207,12 @@ class Meter:
         self._before = self.counters.snapshot(lean)
         self._after = None
 
-    def written(self) -> None:
-        """The request is written: the bot's clock starts."""
+    def written(self, lag: float = 0.0) -> None:
+        """The request is written: the bot's clock starts. `lag`: seconds from the start of
+        the write that the bot may already have had (the referee's own delay in writing and
+        stamping it): not charged, never forgiven in a flag (arena/referee/blame.py)."""
         self._late0 = self._own()
+        self._lag = max(0.0, lag)
         own = self.own
         if own is not None:
             self._sleeps = own.sleeps
@@ -199,7 +224,7 @@ class Meter:
         if before is not None and not before[4]:
             self._before = self.counters.confirm(before)
         if self.own is not None and not self._armed:
-            self.own.armed += 1
+            self.own.arm()
             self._armed = True
 
     def done(self) -> None:
@@ -207,7 +232,7 @@ class Meter:
         if self._armed:
             self._armed = False
             assert self.own is not None
-            self.own.armed -= 1
+            self.own.disarm()
 
     def arrived(self) -> None:
         """The reply's last byte was just read."""
@@ -251,4 +276,5 @@ class Meter:
         # while the reply is awaited the referee's own delays hid nothing: no lateness
         late = 0.0 if awaited else self._late
         throttled = (after.throttled - before.throttled) / 1e9
-        return Measures(wall, cpu, wait, task_stall(tasks, cpu), throttled, late)
+        stall = task_stall(tasks, cpu)
+        return Measures(wall, cpu, wait, stall, throttled, late, self._lag)

@@ -25,7 +25,9 @@ bot's own, and decides from the bot's own share alone:
   where forgiving it would spare a reply that is late without it, the bot is flagged, unless
   it is at least the margin, and then the game is voided as a host stall (a bot within its
   deadline is late without it only if the referee's delay is past the margin, so it is never
-  flagged for it). The referee's own delay never turns a late reply into an accepted one;
+  flagged for it). The same holds of the referee's delay between starting to write a request
+  and stamping it written (`lag`), when the bot may already have been reading it. The
+  referee's own delay never turns a late reply into an accepted one;
 - without measurements (no cgroup, a person at a seat) the rule is the plain one of the wall
   clock, whatever clock was asked for: nothing is forgiven, nothing is charged by CPU.
 
@@ -70,6 +72,9 @@ class Measures:
     #: than that cannot have delayed it (the reply would have woken it), and how much of it
     #: did is unknown (arena/referee/accounting.py, `lateness`)
     late: float = 0.0
+    #: seconds the bot may have had the request before the wall clock started (the referee
+    #: was held off its CPU between starting to write it and stamping it written)
+    lag: float = 0.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -134,17 +139,20 @@ def judge(
 ) -> Verdict:
     """The verdict on one reply (or on a reply still awaited: `m.wall` is the time so far).
 
-    The referee's lateness is forgiven unless that decides the verdict: a reply late without
-    it is flagged, or, where it is at least the margin, the game is voided."""
+    The referee's lateness (and its lag in starting the clock) are forgiven unless that
+    decides the verdict: a reply late without them is flagged, or, where they are at least
+    the margin, the game is voided."""
     verdict = _judge(m, deadline, margin, clock, wall_cap)
-    if deadline is None or m.late <= 0.0:
+    unsure = max(0.0, m.late) + max(0.0, m.lag)
+    if deadline is None or unsure <= 0.0:
         return verdict
-    strict = _judge(replace(m, late=0.0), deadline, margin, clock, wall_cap)
+    strict_m = replace(m, wall=m.wall + max(0.0, m.lag), late=0.0, lag=0.0)
+    strict = _judge(strict_m, deadline, margin, clock, wall_cap)
     if not strict.flagged:
         return verdict
     if verdict.flagged:
         return strict
-    if m.late < margin:
+    if unsure < margin:
         why = f"{strict.why} (the referee's wait for a CPU is not surely after the reply)"
         return Verdict(strict.charged, strict.host, True, False, why)
     why = "the referee waited for a CPU while the reply may have been there: its share decides"

@@ -237,7 +237,9 @@ class BotChannel(Seat):
             meter.start(wall)
             self._quick = margin if wall else -1.0
             self._written = math.inf
+        writing = trio.current_time()
         sent = _write_now(self._stdin_fd, data)
+        at_once = sent == len(data)
         if sent is None:
             stdin_closed, sent = True, 0
         if not stdin_closed and sent < len(data):
@@ -252,7 +254,10 @@ class BotChannel(Seat):
             written = trio.current_time()
             if meter is not None:
                 self._written = written
-                meter.written()
+                # The bot may read a request written in one call from the moment the call
+                # began: a referee held off its CPU between its write and this stamp (a bot
+                # woken by the write on its CPU preempts it) gave the bot that time unseen.
+                meter.written(written - writing if at_once else 0.0)
             if self._reply is None and self._stdout_fd is not None and self.error is None:
                 self._read_now()
             if self._reply is None and not self.eof and self.error is None:

@@ -327,7 +327,6 @@ class _Referee:
         error: BaseException | None = None
         if self.config.accounting:
             self.own = OwnClock(open_own_schedstat())
-            trio.lowlevel.add_instrument(self.own)
         async with trio.open_nursery() as nursery:
             try:
                 outcome = await self._start_bots(nursery)
@@ -345,8 +344,8 @@ class _Referee:
                     await self._shutdown(outcome)
                 nursery.cancel_scope.cancel()
                 if self.own is not None:
-                    with contextlib.suppress(KeyError):
-                        trio.lowlevel.remove_instrument(self.own)
+                    while self.own.armed:
+                        self.own.disarm()
                     close_fd(self.own.fd)
         if error is not None:
             raise error

@@ -32,7 +32,8 @@ clocks = st.sampled_from([WALL, CPU])
 def measures(draw: st.DrawFn) -> Measures:
     wall = draw(secs)
     cpu = draw(st.floats(min_value=0.0, max_value=20.0, allow_nan=False))
-    return Measures(wall, cpu, draw(secs), draw(secs), draw(secs), draw(secs))
+    lag = draw(st.one_of(st.just(0.0), secs))
+    return Measures(wall, cpu, draw(secs), draw(secs), draw(secs), draw(secs), lag)
 
 
 def test_a_hog_beside_an_honest_bot_is_forgiven() -> None:
@@ -126,7 +127,7 @@ def test_a_verdict_is_one_thing(m: Measures, d: float, mg: float, c: str) -> Non
     assert v.charged >= 0.0 and v.host >= 0.0
     if v.stall:  # the host's share was past the bound, and the bot was not to blame; or
         # the referee's wait for a CPU (not surely after the reply) decided, and was >= margin
-        assert v.host >= stall_bound(d, mg) or m.late >= mg
+        assert v.host >= stall_bound(d, mg) or m.late + m.lag >= mg
 
 
 @given(measures(), deadlines, margins, clocks)
@@ -189,11 +190,10 @@ async def test_the_referees_clock_marks_its_sleeps() -> None:
     from arena.referee.accounting import OwnClock, open_own_schedstat
 
     own = OwnClock(open_own_schedstat())
-    trio.lowlevel.add_instrument(own)
     try:
         await trio.sleep(0.002)
         assert own.sleeps == 0  # not armed
-        own.armed += 1
+        own.arm()
         await trio.sleep(0.002)
         assert own.sleeps >= 1 and own.slept >= 0
         r, w = os.pipe()
@@ -213,33 +213,60 @@ async def test_the_referees_clock_marks_its_sleeps() -> None:
         finally:
             os.close(r)
             os.close(w)
+        own.disarm()
+        marks = own.sleeps
+        await trio.sleep(0.002)
+        assert own.sleeps == marks and own.armed == 0  # out of the run again
     finally:
-        trio.lowlevel.remove_instrument(own)
+        while own.armed:
+            own.disarm()
         if own.fd is not None:
             os.close(own.fd)
 
 
-@given(measures(), deadlines, margins, st.floats(min_value=0.0, max_value=1.0))
+unit = st.floats(min_value=0.0, max_value=1.0)
+
+
+def own_at(m: Measures, a: float, b: float) -> float:
+    """The bot's own time had the reply come `a` of the way into the referee's wait, and had
+    the bot had the request `b` of the referee's lag before the wall clock started."""
+    return m.wall + b * m.lag - host_share(replace(m, late=a * m.late))
+
+
+@given(measures(), deadlines, margins, unit, unit)
 # the issue's sleeping bot, had the referee waited 8 ms since its last sleep
-@example(Measures(0.0507, 0.0002, 0.0027, 0.0027, 0.0, 0.0080), 0.030, 0.010, 0.0)
+@example(Measures(0.0507, 0.0002, 0.0027, 0.0027, 0.0, 0.0080), 0.030, 0.010, 0.0, 0.0)
 def test_the_referees_wait_never_spares_a_late_bot(
-    m: Measures, d: float, mg: float, at: float
+    m: Measures, d: float, mg: float, a: float, b: float
 ) -> None:
-    """Whenever the reply may have come at a moment of the referee's wait that makes the bot
-    late (the wall clock: its own time past deadline + margin with only `t` of that wait after
-    the reply), the reply is never accepted: flagged, or the game voided."""
-    t = at * m.late
-    if m.wall - host_share(replace(m, late=t)) > d + mg:
+    """Whenever the reply may have come at a moment of the referee's wait (and the request
+    been read at a moment of its lag) that makes the bot late by the wall clock, the reply is
+    never accepted: flagged, or the game voided."""
+    if own_at(m, a, b) > d + mg:
         v = judge(m, d, mg)
         assert v.flagged or v.stall
 
 
-@given(measures(), deadlines, margins, st.floats(min_value=0.0, max_value=1.0))
+@given(measures(), deadlines, margins, unit, unit)
 def test_a_bot_within_its_deadline_is_never_flagged_for_the_referees_wait(
-    m: Measures, d: float, mg: float, at: float
+    m: Measures, d: float, mg: float, a: float, b: float
 ) -> None:
     """If the reply may have come when the bot's own time was within its deadline, it is not
-    flagged for the referee's wait: at worst the game is voided."""
-    t = at * m.late
-    if m.wall - host_share(replace(m, late=t)) <= d:
+    flagged for the referee's wait or lag: at worst the game is voided."""
+    if own_at(m, a, b) <= d:
         assert not judge(m, d, mg).flagged
+
+
+def test_a_request_read_before_the_referee_stamped_it_written() -> None:
+    """Traced under load: a bot sleeping 43 ms (its own stamp) was recorded as replying
+    39.45 ms after its request was written: the referee, preempted by the bot its write
+    woke, stamped the request written 3.7 ms after the write began. Its lag is not forgiven
+    in the flag."""
+    m = Measures(wall=0.03945, cpu=0.0003, wait=0.00026, stall=0.00026, late=0.0)
+    assert not judge(m, 0.030, 0.010).flagged  # as before: the lag unseen, accepted
+    v = judge(replace(m, lag=0.0037), 0.030, 0.010)
+    assert v.flagged and "referee" in v.why
+    assert abs(v.charged - (0.03945 + 0.0037 - 0.00026)) < 1e-9
+    # an on-time bot is not charged the lag
+    v = judge(Measures(wall=0.0300, cpu=0.0003, lag=0.0037), 0.030, 0.010)
+    assert not v.flagged and abs(v.charged - 0.0300) < 1e-9
