@@ -35,6 +35,7 @@ import procrastinate
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection, Engine
 
+from arena.errors import ArenaError
 from arena.league.db.schema import GameKind, GameState, games
 
 #: the task every game job runs, and the queue its jobs wait in
@@ -71,6 +72,26 @@ def schema_installed(conn: Connection) -> bool:
     return bool(
         conn.execute(sa.text("SELECT to_regclass('procrastinate_jobs') IS NOT NULL")).scalar()
     )
+
+
+def require_ready(engine: Engine, hint: str) -> None:
+    """What a worker or a tournament on workers checks before it uses the league's database:
+    the schema is current and the job queue is installed; else one ArenaError, ending with
+    `hint` (where to run the migration)."""
+    # imported here: alembic adds 60-90 ms, and the slots that import this module never check
+    from arena.league.migrations import check_current
+
+    try:
+        check_current(engine)
+    except ArenaError:
+        raise
+    except Exception as e:
+        raise ArenaError(f"cannot use the database: {str(e).splitlines()[0]}") from None
+    with engine.connect() as conn:
+        if not schema_installed(conn):
+            raise ArenaError(
+                f"the database has no job queue; run 'arena league migrate DIR' {hint}"
+            )
 
 
 def install_schema(engine: Engine) -> bool:

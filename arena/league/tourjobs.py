@@ -135,24 +135,14 @@ class QueuePlayer:
     def open(self) -> None:
         """Blocking: check the database, publish the bots' archives."""
         # Imported here, not with the module: a league worker and each of its game slots
-        # import this module for the mailbox, and alembic (the schema check) and the archive
-        # packer would add 60-90 ms to every one's start (python -X importtime).
+        # import this module for the mailbox, and the archive packer would add to every
+        # one's start (python -X importtime).
         from arena.league.archives import pack_bot_dir
-        from arena.league.migrations import check_current
 
         self.db = db = Database(self.url, pool_size=2)
         try:
-            try:
-                check_current(db.engine)
-            except ArenaError:
-                raise
-            except Exception as e:
-                raise ArenaError(f"cannot use the database: {str(e).splitlines()[0]}") from None
+            queue.require_ready(db.engine, "first")
             with db.write() as conn:
-                if not queue.schema_installed(conn):
-                    raise ArenaError(
-                        "the database has no job queue; run 'arena league migrate DIR' first"
-                    )
                 self.shas = [mailbox.put_blob(conn, pack_bot_dir(s.workdir)) for s in self.specs]
         except BaseException:
             db.dispose()

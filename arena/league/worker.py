@@ -288,21 +288,11 @@ def run(config: WorkerConfig) -> int:
 def _prepare(config: WorkerConfig, name: str) -> dict[str, Any]:
     """Blocking start-up: check the database, register, read what the server published."""
     from arena.league.confinement import confinement_problem
-    from arena.league.migrations import check_current
 
     db = Database(config.database, pool_size=1)
     try:
-        try:
-            check_current(db.engine)
-        except ArenaError:
-            raise
-        except Exception as e:
-            raise ArenaError(f"cannot use the database: {str(e).splitlines()[0]}") from None
+        queue.require_ready(db.engine, "on the server")
         with db.write() as conn:
-            if not queue.schema_installed(conn):
-                raise ArenaError(
-                    "the database has no job queue; run 'arena league migrate DIR' on the server"
-                )
             secret = fleet.worker_secret(conn)
             server = config.server or fleet.get_meta(conn, fleet.SERVER_URL)
             isolation = fleet.get_meta(conn, "isolation") or "process"
