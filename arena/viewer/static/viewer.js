@@ -404,7 +404,7 @@
         attrs.y = c.y;
         attrs["text-anchor"] = "middle";
         attrs["dominant-baseline"] = "central";
-        attrs["font-size"] = c.r * 0.8;
+        attrs["font-size"] = c.r * Math.min(0.8, 3.2 / Math.max(1, m.text.length));
         attrs["font-weight"] = "700";
         attrs.fill = colour;
         attrs.stroke = m.colour === "white" || m.colour === "yellow" ? "#111" : "#fff";
