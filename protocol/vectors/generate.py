@@ -72,7 +72,10 @@ class Progress:
 
 
 def replay(
-    game: str, options: Mapping[str, Any], turns: Sequence[Sequence[str]], turn_actions: Sequence[str]
+    game: str,
+    options: Mapping[str, Any],
+    turns: Sequence[Sequence[str]],
+    turn_actions: Sequence[str],
 ) -> State:
     """The position a vector names, rebuilt from the start: each complete turn's actions, then
     `end_turn` where a turn is complete but only optional actions were left (Papagra's
@@ -294,8 +297,12 @@ def _papagra() -> list[Detector]:
             (extra,),
             lambda b, a, s: a is None and s.turn_number() > 4,
         ),
-        Detector("end-repetition", "the third repetition at the end of a turn", small,
-                 _ends("repetition")),  # fmt: skip
+        Detector(
+            "end-repetition",
+            "the third repetition at the end of a turn",
+            small,
+            _ends("repetition"),
+        ),
         Detector("end-max-turns", "the turn limit", small, _ends("max_turns")),
         Detector(
             "end-board-full",
@@ -360,8 +367,12 @@ def _wrigglers() -> list[Detector]:
                 and not any(x.startswith("-") for x in s.legal_actions())
             ),
         ),
-        Detector("end-both-passed", "both passed in succession; the higher score wins",
-                 ({},), _ends("both_passed")),  # fmt: skip
+        Detector(
+            "end-both-passed",
+            "both passed in succession; the higher score wins",
+            ({},),
+            _ends("both_passed"),
+        ),
         Detector(
             "end-tie-last-pass",
             "both passed with equal scores: the player who passed last wins",
@@ -462,8 +473,12 @@ def _phages(max_turns: int) -> list[Detector]:
             lambda b, a, s: s.legal_actions() == ["----"],
             at="after",
         ),
-        Detector("end-blocked", "four failed move attempts covering all four stones",
-                 ({},), _ends("blocked")),  # fmt: skip
+        Detector(
+            "end-blocked",
+            "four failed move attempts covering all four stones",
+            ({},),
+            _ends("blocked"),
+        ),
         Detector(
             "end-max-turns",
             "the turn limit: more marked cells wins",
@@ -559,12 +574,13 @@ def samples(game: str) -> list[dict[str, Any]]:
         for n in range(SAMPLE_PLAYOUTS):
             seed = f"{game}/sample/{_key(options)}/{n}"
             snaps = [progress.snapshot() for progress, _, _ in _steps(game, options, seed)]
-            picks = sorted({(len(snaps) - 1) * (i + 1) // SAMPLE_POINTS for i in range(SAMPLE_POINTS)})
+            picks = sorted(
+                {(len(snaps) - 1) * (i + 1) // SAMPLE_POINTS for i in range(SAMPLE_POINTS)}
+            )
             for i in picks:
                 turns, current, state = snaps[i]
-                about = (
-                    f"seeded random playout {seed!r} after {i + 1} actions"
-                    + (" (its end)" if state.is_terminal() else "")
+                about = f"seeded random playout {seed!r} after {i + 1} actions" + (
+                    " (its end)" if state.is_terminal() else ""
                 )
                 vid = f"random-{len(out) + 1}"
                 out.append(vector(vid, about, game, turns, current, state))
