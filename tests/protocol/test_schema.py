@@ -191,3 +191,14 @@ def test_a_closed_referee_message_refuses_an_unknown_field_and_a_missing_one():
     assert errors("referee_message", {k: v for k, v in end.items() if k != "detail"}) != []
     assert errors("referee_message", {**end, "winner": 0}) != []  # 0-1 is seat 1's win
     assert errors("referee_message", {**end, "result": "1/2-1/2", "winner": None}) != []  # you
+
+
+def test_the_python_example_of_the_protocol_page_runs(monkeypatch):
+    text = (ROOT / "docs" / "protocol.md").read_text(encoding="utf-8")
+    section = text[text.index("## 11. JSON Schema") :]
+    start = section.index("```python\n") + len("```python\n")
+    code = section[start : section.index("\n```", start)]
+    monkeypatch.chdir(ROOT)
+    scope: dict[str, Any] = {}
+    exec(compile(code, "protocol.md", "exec"), scope)
+    assert list(scope["bot_message"].iter_errors({"type": "move", "actions": []}))

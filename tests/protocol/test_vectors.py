@@ -7,6 +7,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import types
 from pathlib import Path
 
 import pytest
@@ -163,3 +164,45 @@ def test_replay_ends_a_turn_whose_optional_action_was_skipped():
     for action in last:
         state.apply(action)
     assert state.can_end_turn() and state.turn_number() == v["position"]["turn"] - 1
+
+
+class _ArenaRules:
+    """The arena's engine behind the interface docs/vectors.md's example assumes of a reader's."""
+
+    def __init__(self, game: str, options: dict) -> None:
+        self.state = make_game(game, options).new_initial_state()
+
+    @property
+    def turn(self) -> int:
+        return self.state.turn_number()
+
+    @property
+    def over(self) -> bool:
+        return self.state.is_terminal()
+
+    def play(self, action: str) -> None:
+        self.state.apply(action)
+
+    def end_turn(self) -> None:
+        self.state.end_turn()
+
+    def legal_actions(self) -> list[str]:
+        return self.state.legal_actions()
+
+    def scores(self) -> tuple[int, int]:
+        return self.state.scores()
+
+
+@pytest.mark.parametrize("game", GAME_NAMES)
+def test_the_example_of_the_docs_checks_an_engine(game, monkeypatch, capsys):
+    text = (ROOT / "docs" / "vectors.md").read_text(encoding="utf-8")
+    section = text[text.index("## Checking your engine") :]
+    start = section.index("```python\n") + len("```python\n")
+    code = section[start : section.index("\n```", start)]
+    assert "my_rules.new_state" in code and '"papagra.json"' in code
+    module = types.ModuleType("my_rules")
+    module.new_state = _ArenaRules  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, "my_rules", module)
+    monkeypatch.chdir(VECTORS_DIR)
+    exec(compile(code.replace('"papagra.json"', f'"{game}.json"'), "vectors.md", "exec"), {})
+    assert capsys.readouterr().out == f"{len(load(game)['vectors'])} vectors agree\n"
