@@ -203,10 +203,22 @@ def _mark_blocked(before: State, action: str | None, after: State) -> bool:
 
 
 def _same_size_both(before: State, action: str | None, after: State) -> bool:
-    if action is None:
+    """One action creates the same size in both colours, above both marks: the mover's mark
+    takes it, the opponent's may not (though it was free a moment before)."""
+    seat = before.current_player()
+    if action is None or seat is None:
         return False
-    mine, theirs = _created(before, after)
-    return bool(mine & theirs)
+    created = _created(before, after)
+    old = before.scores()
+    return any(k > old[0] and k > old[1] for k in created[seat] & created[1 - seat])
+
+
+def _opponent_mark_only(before: State, action: str | None, after: State) -> bool:
+    seat = before.current_player()
+    if action is None or seat is None:
+        return False
+    old, new = before.scores(), after.scores()
+    return old[seat] == new[seat] and old[1 - seat] != new[1 - seat]
 
 
 def _pos(state: State) -> dict[str, Any]:
@@ -251,11 +263,7 @@ def _papagra() -> list[Detector]:
             "an action creates a matched group of the opponent's colour: the opponent's mark "
             "moves during the mover's turn",
             small,
-            lambda b, a, s: (
-                a is not None
-                and b.current_player() is not None
-                and s.scores()[1 - b.current_player()] != b.scores()[1 - b.current_player()]
-            ),
+            _opponent_mark_only,
         ),
         Detector(
             "both-marks-move",
