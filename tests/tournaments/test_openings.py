@@ -47,7 +47,7 @@ def test_syntax_spaces_or_commas_and_errors() -> None:
 @pytest.mark.parametrize(
     ("game", "text", "message"),
     [
-        ("papagra", "e5 ; g7", "opening turn 2 is incomplete"),
+        ("papagra", "e5 ; g7 ; h3", "opening turn 2 is incomplete"),
         ("papagra", "e5 -e5", "opening turn 1 has more actions than the turn takes: -e5"),
         ("wrigglers", "e5 ; e5", "opening turn 2: e5:"),
         ("stripes", "a1-z1", "opening turn 1: a1-z1:"),
