@@ -67,9 +67,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--opening",
         metavar="TURNS",
         default="",
-        help='complete turns played before the bots move: turns separated by ";", actions of '
-        'a turn by spaces or commas, e.g. "e5 ; -e5 c3" (as `arena tournament record '
-        "--command` prints it)",
+        help='turns played before the bots move: turns separated by ";", actions of a turn '
+        'by spaces or commas, e.g. "e5 ; -e5 c3" (as `arena tournament record --command` '
+        "prints it); the last turn may be partial (\"e5 ; -e5\": the bots start in it), and "
+        'ends with "..." to go on where it could end (optional actions)',
     )
     p.add_argument("--record", metavar="FILE", help="write the game record (JSON) to FILE")
     picture_options(p)

@@ -134,9 +134,9 @@ def moments_range(record: GameRecord) -> str:
     return f"turns 1 to {last}" if last else "no turns"
 
 
-def find_moment(record: GameRecord, turn: int, action: int) -> Moment:
-    """The moment before action `action` of turn `turn`; MomentError if the record has none
-    (RecordError if the record does not replay)."""
+def find_moment(record: GameRecord, turn: int, action: int, what: str = "--at") -> Moment:
+    """The moment before action `action` of turn `turn`; MomentError (naming the option
+    `what`) if the record has none, RecordError if the record does not replay."""
     try:
         state = make_game(record.game, record.options).new_initial_state()
     except ArenaError as e:
@@ -225,10 +225,10 @@ def find_moment(record: GameRecord, turn: int, action: int) -> Moment:
         if after is not None:
             clocks.remaining = list(after)
     raise MomentError(
-        f"--at {turn}.{action}: the record has no such moment ({moments_range(record)}; "
+        f"{what} {turn}.{action}: the record has no such moment ({moments_range(record)}; "
         f"ACTION counts the actions of the turn from 1)"
         if action > 1
-        else f"--at {turn}: the record has no turn {turn} ({moments_range(record)})"
+        else f"{what} {turn}: the record has no turn {turn} ({moments_range(record)})"
     )
 
 
@@ -253,3 +253,24 @@ def _ending(record: GameRecord, entry: dict[str, Any]) -> str:
     if failure:
         return f"{failure.get('reason')}: {failure.get('detail', '')}"
     return ""
+
+
+def opening_before(moment: Moment) -> list[list[str]]:
+    """The opening that restarts the game at `moment` (`arena tournament record --command
+    --turn`): every action the record holds before it, by turn; a partial last turn that
+    could end there goes on (TURN_GOES_ON), as it did in the game."""
+    record = moment.record
+    turns: dict[int, list[str]] = {}
+    for n, opening_turn in enumerate(record.opening, 1):
+        goes_on = bool(opening_turn) and opening_turn[-1] == TURN_GOES_ON
+        turns[n] = list(opening_turn[:-1] if goes_on else opening_turn)
+    for entry in record.turns:
+        if entry["turn"] > moment.turn:
+            break
+        acts = [a["action"] for a in entry["actions"] if not a.get("illegal")]
+        turns.setdefault(entry["turn"], []).extend(acts)
+    out = [turns[t] for t in sorted(turns) if t < moment.turn]
+    if moment.action > 1:
+        partial = turns[moment.turn][: moment.action - 1]
+        out.append(partial + ([TURN_GOES_ON] if moment.state.can_end_turn() else []))
+    return out
