@@ -69,7 +69,7 @@ def register(sub: argparse._SubParsersAction) -> None:
         default="",
         help='turns played before the bots move: turns separated by ";", actions of a turn '
         'by spaces or commas, e.g. "e5 ; -e5 c3" (as `arena tournament record --command` '
-        "prints it); the last turn may be partial (\"e5 ; -e5\": the bots start in it), and "
+        'prints it); the last turn may be partial ("e5 ; -e5": the bots start in it), and '
         'ends with "..." to go on where it could end (optional actions)',
     )
     p.add_argument("--record", metavar="FILE", help="write the game record (JSON) to FILE")
@@ -633,6 +633,8 @@ def cmd_check(args: argparse.Namespace) -> int:
                 )
             problem = check_problem(record, seat, bot, tc)
             label = f"{game} as {colours[seat]}"
+            if problem is not None and handshake_failed(record, seat):
+                label = f"handshake ({label})"
             if problem is None:
                 res = record.result
                 print(

@@ -255,6 +255,15 @@ def apply_move(
     return None
 
 
+def _at_turn(f: BotFailure, turn: int, action: int) -> BotFailure:
+    """A crash (or an exit) names the turn, and the action of a turn of several, that the
+    bot was asked for when it went away: where to look in its replay and its logs."""
+    base, sep, tail = f.detail.partition(STDERR_SEPARATOR)
+    where = f"in turn {turn}" + (f" (asked for action {action})" if action > 1 else "")
+    info = {**f.info, "turn": turn, **({"action": action} if action > 1 else {})}
+    return BotFailure(f.reason, f"{where}: {base}{sep}{tail}", info, hint=f.hint)
+
+
 def _silent_start(channel: Seat, f: BotFailure, startup: float) -> BotFailure:
     """No ready in time: say so, with why it may be (f.hint) and the bot's last stderr lines
     (a bot that could not read its hello often says so on stderr once its stdin closes)."""
@@ -680,6 +689,8 @@ class _Referee:
                 except BotFailure as f:
                     if f.reason == "host_stall":
                         raise self._host_stall(seat, turn_no, f) from None
+                    if f.reason in ("crash", "memory_limit"):
+                        f = _at_turn(f, turn_no, len(state.turn_actions()) + 1)
                     if f.reason == "time_forfeit" and f.info.get("elapsed") is not None:
                         clocks.charge(seat, f.info.get("charged", f.info["elapsed"]))
                     self._close_turn(entry, turn_elapsed, clocks)

@@ -144,6 +144,13 @@ def main() -> int:
         elif failing and MODE == "resign":
             send({"type": "resign", "reason": "hopeless"})
             continue
+        elif failing and MODE == "quit":  # an early exit, status 0, in the middle of a game
+            return 0
+        elif failing and MODE == "both_moves":  # a turn's two actions without waiting
+            first = sorted(msg["legal"])[0]
+            send({"type": "move", "actions": [first]})
+            send({"type": "move", "actions": [first]})
+            continue
         elif failing and MODE == "unsolicited":
             send({"type": "move", "actions": [rng.choice(msg["legal"])]})
             send({"type": "move", "actions": [rng.choice(msg["legal"])]})
