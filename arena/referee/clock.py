@@ -78,7 +78,6 @@ TC_KEYS = (
 )
 
 
-
 class TimeControlError(ArenaError):
     """A malformed time control on the command line or in a config. `key` names the setting
     at fault (a config names it `time_control.KEY`, the command line `--KEY`), None: the
