@@ -18,6 +18,10 @@ import pytest
 
 from arena.referee import GameRecord, MatchConfig, TimeControl, load_bot, play_match
 from arena.referee.match import HostStall
+from arena.sandbox import Limits
+
+from . import test_fair_clocks as fair
+from .test_fair_clocks import timing_bot  # noqa: F401 (the fixture: the C timing bot)
 
 HERE = Path(__file__).resolve().parent
 BANKBOT = HERE / "bots" / "bankbot.py"
@@ -144,3 +148,32 @@ async def test_the_cpu_clock_charges_the_bank_cpu_time():
     last = record.turns[-1]["banks_after"]
     assert last[0] == pytest.approx(1.0 - busy["bank_drawn"], abs=0.1)
     assert last[1] > 0.9
+
+
+async def test_a_host_stall_never_eats_the_bank(timing_bot):  # noqa: F811 (the fixture)
+    """A bot that computes half its move time on a CPU the host's hog holds five sixths of the
+    time is late by the wall clock, well into its bank; the host's share is never charged, so
+    it draws nothing from the bank (and its game is neither flagged nor voided)."""
+    bot = replace(
+        load_bot(f"json:{timing_bot} busy 0.5"), env=(("TIMING_RT", "1"),)
+    )  # real-time: only the hog holds it off its CPU (tests/referee/test_fair_clocks.py)
+    other = load_bot(f"json:{timing_bot} sleep 0")
+    cfg = MatchConfig(
+        "stripes",
+        {"max_turns": 6},
+        (bot, other),
+        replace(BANKED, margin=0.01),
+        seed=1,
+        cpu_affinity=((fair.CPU,), (0,)),
+        limits=Limits(cpus=float(os.cpu_count() or 1)),
+    )
+    with fair.hog(timing_bot, 25, 30):
+        record = await play_match(cfg, on_log=fair.real_time)
+    assert record.bots[0]["accounting"].startswith("cgroup"), record.bots[0]
+    assert record.result["reason"] != "time_forfeit", record.result["detail"]
+    mine = own_turns(record, 0)
+    assert max(t["elapsed"] for t in mine) > 0.3, mine  # the hog made it late by the wall
+    for t in mine:
+        assert t["host"] > 0.0 and t["charged"] <= t["elapsed"] - t["host"] + 1e-6
+        assert t["bank_drawn"] == pytest.approx(max(0.0, t["charged"] - 0.2), abs=1e-6)
+        assert t["bank_drawn"] < 0.05, t
