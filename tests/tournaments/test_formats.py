@@ -267,3 +267,8 @@ def test_arena_sprt_plays_with_a_time_bank_and_records_it(tmp_path: Path) -> Non
             assert (tc["base"], tc["move_time"], tc["bank"], tc["first_move"]) == (None, 1, 2, 3)
             assert record["turns"] and all(len(t["banks_after"]) == 2 for t in record["turns"])
             assert all(0.0 <= b <= 2.0 for t in record["turns"] for b in t["banks_after"])
+    # the `arena match` command that plays the game again keeps its clock
+    again = _arena("tournament", "record", str(results), rows[0].game_id, "--command", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "--move-time 1 " in again.stdout and "--bank 2 --first-move 3" in again.stdout
+    assert "--tc" not in again.stdout
