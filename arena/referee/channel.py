@@ -93,7 +93,7 @@ class BotChannel(Seat):
         seat: int,
         encoding: str,
         max_message_bytes: int,
-        on_log: Callable[[int, float, str], None] | None = None,
+        on_log: Callable[[int, float, str, Any], None] | None = None,
     ) -> None:
         self.proc = proc
         self.seat = seat
@@ -191,7 +191,7 @@ class BotChannel(Seat):
         if msg.get("type") == "log":
             check_bot_message(msg)
             if self._on_log is not None:
-                self._on_log(self.seat, arrived, msg["message"])
+                self._on_log(self.seat, arrived, msg["message"], msg.get("marks"))
             return
         expecting = self._expecting
         if expecting is None:
@@ -510,7 +510,7 @@ class BotChannel(Seat):
         return True if sent else None  # at most PIPE_BUF bytes: all of it, or none
 
     # --- sessions (arena/referee/sessions.py) ---------------------------------------------------
-    def attach(self, seat: int, on_log: Callable[[int, float, str], None] | None) -> None:
+    def attach(self, seat: int, on_log: Callable[[int, float, str, Any], None] | None) -> None:
         """A kept process joins a new game: its seat and the game's log callback."""
         self.seat = seat
         self._on_log = on_log

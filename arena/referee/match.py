@@ -29,6 +29,7 @@ from arena.referee.accounting import NO_ACCOUNTING, Meter, OwnClock, close_fd, o
 from arena.referee.bots import BotSpec, BuildError
 from arena.referee.channel import STDERR_SEPARATOR, BotChannel, stderr_lines
 from arena.referee.clock import Clocks, TimeControl
+from arena.referee.marks import MarkBook
 from arena.referee.outcome import Reason, by_failure, is_forfeit, now_iso
 from arena.referee.record import GameRecord
 from arena.referee.seat import BotFailure, Seat, SeatSpec
@@ -328,6 +329,8 @@ class _Referee:
             ],
             time_control=self.tc.to_dict(),
         )
+        #: the bots' debug marks, checked against the board's cells (docs/protocol.md)
+        self.marks = MarkBook(self.record, frozenset(self.state.describe()["board"]["cells"]))
 
     def _play_opening(self) -> None:
         self.last_turn = play_opening(self.state, self.config.opening)
@@ -610,7 +613,7 @@ class _Referee:
             channel = self.channels[seat]
             assert channel is not None
             turn_no = state.turn_number()
-            self.turn_playing = turn_no
+            self._start_turn(turn_no)
             entries: list[dict[str, Any]] = []
             entry: dict[str, Any] = {
                 "turn": turn_no,
@@ -693,6 +696,8 @@ class _Referee:
                         failure = _bank_ran_out(failure, deadline, bank_left)
                     return self._forfeit(seat, failure)
                 reply_msg = reply.msg
+                if "marks" in reply_msg:
+                    self._take_marks(seat, reply.arrived, reply_msg["marks"])
                 if reply_msg["type"] == "resign":
                     self._close_turn(entry, turn_elapsed, clocks)
                     entry["resigned"] = True
@@ -807,8 +812,35 @@ class _Referee:
         result = Result(1 - seat, "resign", self.state.scores(), detail)
         return _Outcome(result, seat, None)
 
-    # --- logs ----------------------------------------------------------------------------------
-    def _log(self, seat: int, arrived: float, message: str) -> None:
+    def _start_turn(self, turn_no: int) -> None:
+        """From now on, logs, marks and stderr lines belong to turn `turn_no`: what the bots
+        wrote to stderr before is read under the turn before (`tag_stderr`)."""
+        self.turn_playing = turn_no
+        for proc in self.procs:
+            if proc is not None:
+                proc.tag_stderr(turn_no)
+
+    # --- logs and marks ------------------------------------------------------------------------
+    def _take_marks(self, seat: int, arrived: float, value: Any) -> None:
+        """A message's debug marks into the record; a note among the seat's logs when some
+        were dropped (never a failure: docs/protocol.md, "Debug marks")."""
+        t = round(arrived - self.t0, 6)
+        note = self.marks.take(seat, self.turn_playing, t, value)
+        if note is None:
+            return
+        entry: dict[str, Any] = {"seat": seat, "t": t, "message": note, "arena": True}
+        if self.turn_playing is not None:
+            entry["turn"] = self.turn_playing
+        self.record.logs.append(entry)
+        if self.on_log is not None:
+            self._notify(self.on_log, LogEvent(seat, t, f"[arena] {note}"))
+
+    def _log(self, seat: int, arrived: float, message: str, marks: Any = None) -> None:
+        self._log_line(seat, arrived, message)
+        if marks is not None:  # a log's marks are kept even when its line is over the cap
+            self._take_marks(seat, arrived, marks)
+
+    def _log_line(self, seat: int, arrived: float, message: str) -> None:
         record = self.record
         data = message.encode("utf-8", errors="replace")
         if len(data) > LOG_MESSAGE_BYTES:
@@ -847,8 +879,19 @@ class _Referee:
         for seat in (0, 1):
             proc = self.procs[seat]
             if proc is not None:
-                self.record.stderr[seat] = proc.stderr_tail()
+                self._record_stderr(seat, proc)
         self._complete_stderr_tails()
+
+    def _record_stderr(self, seat: int, proc: BotProcess) -> None:
+        """The seat's stderr tail, and where each turn's part of it begins (`stderr_turns`)."""
+        parts = proc.stderr_segments()
+        turns: list[list[Any]] = []
+        at = 0
+        for tag, text in parts:
+            turns.append([tag, at])
+            at += len(text)
+        self.record.stderr[seat] = "".join(text for _, text in parts)
+        self.record.stderr_turns[seat] = turns
 
     def _complete_stderr_tails(self) -> None:
         """A crash is reported the moment it is seen, when the last stderr lines may still be

@@ -42,10 +42,17 @@ class GameRecord:
     logs: list[dict[str, Any]] = field(default_factory=list)
     #: log messages dropped by seat once the per-game cap was reached
     logs_dropped: list[int] = field(default_factory=lambda: [0, 0])
+    #: debug marks the bots drew (arena/referee/marks.py): {seat, turn, t, marks: [mark]}
+    marks: list[dict[str, Any]] = field(default_factory=list)
+    #: marks dropped by seat (broke a rule or a cap; the seat's logs say why)
+    marks_dropped: list[int] = field(default_factory=lambda: [0, 0])
     #: {winner, result, reason, detail, scores, loser_seat, forfeit, failure}
     result: dict[str, Any] = field(default_factory=dict)
     #: captured stderr tail by seat
     stderr: list[str] = field(default_factory=lambda: ["", ""])
+    #: per seat, [turn, offset] pairs: from `offset` (characters into `stderr[seat]`) on, the
+    #: text was read while `turn` was being played (None: before the first turn)
+    stderr_turns: list[list[list[Any]]] = field(default_factory=lambda: [[], []])
     #: how each bot ended: {returncode, signal, exited_after_end (within the grace period)}
     exits: list[dict[str, Any] | None] = field(default_factory=lambda: [None, None])
     #: what each bot reported in `ready` ({name, version, author, legal}); None if it never did
