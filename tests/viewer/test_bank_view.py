@@ -75,7 +75,7 @@ def test_every_replay_step_carries_the_banks_left(banked_game):
 @pytest.mark.browser
 def test_the_viewer_shows_each_seats_bank_at_every_step(browser, banked_game):
     rec, _, html = banked_game
-    browser.get(html.as_uri())
+    browser.get(html.as_uri() + "#step=0")  # a local replay opens at the end otherwise
     browser.find_element(By.CSS_SELECTOR, ".arena-viewer svg")
 
     def bank_row() -> list[str]:
@@ -92,3 +92,6 @@ def test_the_viewer_shows_each_seats_bank_at_every_step(browser, banked_game):
     assert bank_row() == [f"{left:.2f} s", "1.00 s"]
     step = browser.find_element(By.CSS_SELECTOR, ".arena-step").text
     assert "from the bank" in step, step
+    body.send_keys("\ue010")  # End: the banks the game ended with
+    last = rec.turns[-1]["banks_after"]
+    assert bank_row() == [f"{last[0]:.2f} s", f"{last[1]:.2f} s"]
