@@ -229,15 +229,37 @@ class BotContext:
         the game (docs/protocol.md, "Debug marks")."""
         self.marks.append(mark_of(cell, arrow=arrow, text=text, colour=colour))
 
-    def time_left(self) -> float:
-        """Seconds left for the current reply (the referee's deadline minus time spent here).
+    @property
+    def time_control(self) -> dict[str, Any]:
+        """This bot's time control (`hello.time_control`): `move_time`, `base`, ..., and where
+        the game has them `bank` (seconds per game a reply may run past its move time) and
+        `first_move` (the time of this bot's first turn)."""
+        value = self.hello.get("time_control")
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def bank(self) -> float:
+        """Seconds left in this bot's time bank when the current turn was sent (`turn.banks`),
+        0 without a bank: a reply may run this much past `deadline`, and what it runs past is
+        taken from the bank for the rest of the game."""
+        banks = self.turn.get("banks") if self.turn is not None else None
+        if not isinstance(banks, list) or len(banks) != 2:
+            return 0.0
+        left = banks[self.seat]
+        return float(left) if isinstance(left, int | float) else 0.0
+
+    def time_left(self, bank: bool = False) -> float:
+        """Seconds left for the current reply (the referee's deadline minus time spent here);
+        with `bank=True` also what is left in the time bank (spending it is for the rare long
+        think: it is never refilled).
 
         Measured from when the SDK finished reading the turn, so pipe latency is not counted;
         keep a safety margin. Infinite outside a turn or when the referee gave no deadline.
         """
         if self.turn is None or self.turn.get("deadline") is None:
             return float("inf")
-        return float(self.turn["deadline"]) - (time.monotonic() - self.turn_received)
+        left = float(self.turn["deadline"]) - (time.monotonic() - self.turn_received)
+        return left + self.bank if bank else left
 
 
 def mark_of(

@@ -265,7 +265,7 @@ def print_turn(ev: TurnEvent, colours: Sequence[str], names: Sequence[str], out:
     clocks = " | ".join("-" if c is None else f"{c:.2f}" for c in ev.clocks)
     print(
         f"turn {ev.turn}: {colours[ev.seat]} ({names[ev.seat]}) {' '.join(ev.actions)}"
-        f"   [{duration(ev.elapsed)}; clocks {clocks}]",
+        f"   [{duration(ev.elapsed)}; clocks {clocks}{bank_text(ev.entry)}]",
         file=out,
     )
     print(ev.state.render_text(), file=out, flush=True)
@@ -342,6 +342,17 @@ def result_line(record: GameRecord) -> str:
 
 
 # --- arena replay -------------------------------------------------------------------------------
+def bank_text(entry: dict) -> str:
+    """A turn's time banks (docs/record.md): what each seat has left after it, and what the
+    turn drew; nothing for a game without banks."""
+    banks = entry.get("banks_after")
+    if not banks:
+        return ""
+    text = "; banks " + " | ".join("-" if b is None else f"{b:.2f}" for b in banks)
+    drawn = entry.get("bank_drawn")
+    return text + (f" (drew {duration(drawn)})" if drawn else "")
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     from arena.referee import GameRecord, TimeControl
 
@@ -410,7 +421,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         ctext = " | ".join("-" if c is None else f"{c:.2f}" for c in clocks)
         print(
             f"turn {entry['turn']}: {colours[seat]} ({names[seat]}) {' '.join(acts) or '-'}"
-            f"   [{duration(entry['elapsed'])}{accounting_text(entry)}; clocks {ctext}]"
+            f"   [{duration(entry['elapsed'])}{accounting_text(entry)}; clocks {ctext}"
+            f"{bank_text(entry)}]"
         )
         if not args.no_board:
             print(state.render_text())

@@ -384,9 +384,9 @@ def match_command(record: dict, turn: str | None = None) -> str:
         argv += ["--tc", f"{tc['base']:g}+{tc.get('increment', 0):g}"]
     if tc.get("move_time") is not None:
         argv += ["--move-time", f"{tc['move_time']:g}"]
-    for key in ("startup", "margin"):
+    for key in ("startup", "margin", "bank", "first_move"):
         if tc.get(key) is not None:
-            argv += [f"--{key}", f"{tc[key]:g}"]
+            argv += [f"--{key.replace('_', '-')}", f"{tc[key]:g}"]
     if tc.get("clock", "wall") != "wall":
         argv += ["--clock", tc["clock"], "--wall-cap", f"{tc.get('wall_cap', 3.0):g}"]
     for k, v in (record.get("options") or {}).items():

@@ -299,6 +299,20 @@ def _crash_at_start(channel: Seat, f: BotFailure) -> BotFailure:
     return BotFailure("failed_start", f"before ready: {base}{hint}{sep}{tail}", f.info, hint=hint)
 
 
+def _bank_ran_out(f: BotFailure, deadline: float | None, bank: float) -> BotFailure:
+    """A time forfeit of a seat with a bank: its detail says the bank ran out (before the
+    bot's stderr lines, if any), its facts give the move's own deadline and the bank left
+    (the channel waited for both together)."""
+    base, sep, tail = f.detail.partition(STDERR_SEPARATOR)
+    hint = f.hint if f.hint and base.endswith(f.hint) else ""
+    base = base[: len(base) - len(hint)]
+    move = "" if deadline is None else f"{deadline:.3f} s for the move and "
+    ran_out = f"; the time bank ran out ({move}{bank:.3f} s left in the bank)"
+    detail = f"{base}{ran_out}{hint}{sep}{tail}"
+    info = {**f.info, "deadline": deadline, "bank": round(bank, 6)}
+    return BotFailure(f.reason, detail, info, hint=f.hint)
+
+
 def _seat_settings(config: MatchConfig, seat: int) -> dict[str, Any]:
     """What the record adds for a seat with its own time control or bot options."""
     out: dict[str, Any] = {}
@@ -675,6 +689,9 @@ class _Referee:
             turn_elapsed = 0.0
             while True:  # one request per partial move
                 deadline = clocks.deadline(seat)
+                # what the reply may be charged: the deadline and what is left in the bank
+                limit = clocks.limit(seat, deadline)
+                bank_left = clocks.bank(seat)
                 msg = turn_message(
                     state,
                     turn_no,
@@ -683,19 +700,26 @@ class _Referee:
                     clocks.snapshot(),
                     deadline,
                     self.want_legal[seat],
+                    clocks.bank_snapshot() if clocks.banked else None,
                 )
                 # what the bot was told, as sent: `arena replay --at` asks it again from this
-                asked.append({"clocks": msg["clocks"], "deadline": msg["deadline"]})
+                sent = {"clocks": msg["clocks"], "deadline": msg["deadline"]}
+                if "banks" in msg:
+                    sent["banks"] = msg["banks"]
+                asked.append(sent)
                 entry["requests"] += 1
                 try:
-                    reply, elapsed = await channel.request(msg, deadline, margins[seat])
+                    reply, elapsed = await channel.request(msg, limit, margins[seat])
                 except BotFailure as f:
                     if f.reason == "host_stall":
                         raise self._host_stall(seat, turn_no, f) from None
                     if f.reason in ("crash", "memory_limit"):
                         f = _at_turn(f, turn_no, len(state.turn_actions()) + 1)
                     if f.reason == "time_forfeit" and f.info.get("elapsed") is not None:
-                        clocks.charge(seat, f.info.get("charged", f.info["elapsed"]))
+                        drawn = clocks.charge(seat, f.info.get("charged", f.info["elapsed"]))
+                        self._bank_drawn(entry, seat, drawn)
+                        if self.tcs[seat].bank:
+                            f = _bank_ran_out(f, deadline, bank_left)
                     self._close_turn(entry, turn_elapsed, clocks)
                     if self.accounting[seat] is not None:
                         self._account_turn(entry, seat, f.info)
@@ -709,10 +733,10 @@ class _Referee:
                 else:
                     verdict = account.verdict
                     if verdict.stall:
-                        detail = channel._stall_detail(account, deadline or 0.0, margins[seat])
+                        detail = channel._stall_detail(account, limit or 0.0, margins[seat])
                         raise self._host_stall(seat, turn_no, BotFailure("host_stall", detail))
                     charged, flagged = verdict.charged, verdict.flagged
-                clocks.charge(seat, charged)
+                self._bank_drawn(entry, seat, clocks.charge(seat, charged))
                 if flagged:
                     self._close_turn(entry, turn_elapsed, clocks)
                     info: dict[str, Any] = {"deadline": deadline, "elapsed": round(elapsed, 6)}
@@ -726,15 +750,15 @@ class _Referee:
                                 f"host's share {account.verdict.host:.3f} s)"
                             )
                     record_turns.append(entry)
-                    return self._forfeit(
-                        seat,
-                        BotFailure(
-                            "time_forfeit",
-                            f"replied after {elapsed:.3f} s, deadline {deadline:.3f} s "
-                            f"+ {margins[seat]:g} s margin{why}",
-                            info,
-                        ),
+                    failure = BotFailure(
+                        "time_forfeit",
+                        f"replied after {elapsed:.3f} s, deadline {deadline:.3f} s "
+                        f"+ {margins[seat]:g} s margin{why}",
+                        info,
                     )
+                    if self.tcs[seat].bank:
+                        failure = _bank_ran_out(failure, deadline, bank_left)
+                    return self._forfeit(seat, failure)
                 reply_msg = reply.msg
                 if "marks" in reply_msg:
                     self._take_marks(seat, reply.arrived, reply_msg["marks"])
@@ -793,6 +817,11 @@ class _Referee:
             if value is not None:
                 entry[key] = entry.get(key, 0.0) + value
 
+    def _bank_drawn(self, entry: dict[str, Any], seat: int, drawn: float) -> None:
+        """Add what a reply drew from the seat's bank to its turn (seats with a bank only)."""
+        if self.clocks.banks[seat] is not None:
+            entry["bank_drawn"] = entry.get("bank_drawn", 0.0) + drawn
+
     def _host_stall(self, seat: int, turn: int, f: BotFailure) -> HostStall:
         name = self.config.bots[seat].name
         return HostStall(f"host_stall: seat {seat} ({name}) turn {turn}: {f.detail}")
@@ -800,6 +829,8 @@ class _Referee:
     def _close_turn(self, entry: dict[str, Any], turn_elapsed: float, clocks: Clocks) -> None:
         entry["elapsed"] = turn_elapsed
         entry["clocks_after"] = clocks.snapshot()
+        if clocks.banked:
+            entry["banks_after"] = clocks.bank_snapshot()
         entry["t"] = trio.current_time() - self.t0
 
     # --- results -------------------------------------------------------------------------------

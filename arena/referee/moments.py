@@ -58,6 +58,8 @@ class Moment:
     last_turn: dict[str, Any] | None
     clocks: list[float | None]
     deadline: float | None
+    #: what was left of each seat's time bank (None: a game without banks)
+    banks: list[float | None] | None = None
     #: the moment lies in the opening (played by nobody's clock)
     in_opening: bool = False
     #: the referee sent this very request in the game
@@ -109,7 +111,14 @@ class Moment:
             self.clocks,
             self.deadline,
             legal,
+            self.banks,
         )
+
+
+def _as_sent(kw: dict[str, Any], sent: dict[str, Any]) -> None:
+    """The moment's clocks, deadline and banks as the referee sent them (`turns[].asked`)."""
+    kw["clocks"], kw["deadline"] = list(sent["clocks"]), sent["deadline"]
+    kw["banks"] = list(sent["banks"]) if sent.get("banks") is not None else None
 
 
 def seat_time_control(record: GameRecord, seat: int) -> TimeControl:
@@ -151,6 +160,7 @@ def find_moment(record: GameRecord, turn: int, action: int, what: str = "--at") 
         if "clocks" not in kw:
             kw["clocks"] = clocks.snapshot()
             kw["deadline"] = clocks.deadline(seat)
+            kw["banks"] = clocks.bank_snapshot() if clocks.banked else None
         return Moment(record, turn, action, state.clone(), seat, last_turn, **kw)
 
     # the opening: nobody's clock runs
@@ -194,7 +204,7 @@ def find_moment(record: GameRecord, turn: int, action: int, what: str = "--at") 
                         kw["asked"] = True
                         kw["elapsed"] = item.get("elapsed")
                         if sent is not None:
-                            kw["clocks"], kw["deadline"] = list(sent["clocks"]), sent["deadline"]
+                            _as_sent(kw, sent)
                     return moment(**kw)
                 if item.get("illegal"):
                     continue
@@ -209,7 +219,7 @@ def find_moment(record: GameRecord, turn: int, action: int, what: str = "--at") 
             sent = asked[r] if r < len(asked) else None
             kw = {"asked": True, "ending": _ending(record, entry)}
             if sent is not None:
-                kw["clocks"], kw["deadline"] = list(sent["clocks"]), sent["deadline"]
+                _as_sent(kw, sent)
             return moment(**kw)
         if (
             entry.get("ended_early")

@@ -60,10 +60,12 @@ def turn_message(
     clocks: Sequence[float | None],
     deadline: float | None,
     legal: bool,
+    banks: Sequence[float | None] | None = None,
 ) -> dict[str, Any]:
     """A request for the next action(s) of `seat` in `state` (docs/protocol.md, `turn`);
     `last_turn` is the last complete turn ({seat, actions}), `clocks` both seats' Fischer
-    clocks before this request, `deadline` this reply's time (None: unlimited)."""
+    clocks before this request, `deadline` this reply's time (None: unlimited), `banks` what
+    is left of each seat's time bank (None: a game without banks, and no `banks` field)."""
     msg = {
         "type": "turn",
         "turn": turn_no,
@@ -76,6 +78,8 @@ def turn_message(
         "clocks": [None if c is None else round(c, 6) for c in clocks],
         "deadline": None if deadline is None else round(deadline, 6),
     }
+    if banks is not None:
+        msg["banks"] = [None if b is None else round(b, 6) for b in banks]
     if legal:
         msg["legal"] = state.legal_actions()
     return msg

@@ -115,6 +115,12 @@ class ReplayBuilder:
                 "first_of_turn": True,
             }
         ]
+        #: the time banks (docs/record.md): every step carries what was left of each seat's
+        #: (null: the seat has none), the last step of a turn what the turn drew
+        start_banks = [t.bank if t is not None and t.bank else None for t in self.tcs]
+        self.banked = any(b is not None for b in start_banks)
+        if self.banked:
+            self.steps[0]["banks"] = start_banks
         # the replay goes turn by turn; within a turn, re-apply the actions one at a time to a
         # clone of the position before the turn, so that every action gets its own picture
         self.before = state.clone()
@@ -129,6 +135,8 @@ class ReplayBuilder:
             "clocks": entry.get("clocks_after") or [None, None],
             "logs": logs,
         }
+        if self.banked:
+            common["banks"] = entry.get("banks_after") or self.steps[-1].get("banks")
         turn_steps: list[dict[str, Any]] = []
         for item in entry["actions"]:
             step = {**common, "action": item["action"], "elapsed": item.get("elapsed", 0.0)}
@@ -153,6 +161,8 @@ class ReplayBuilder:
         last["scores"] = list(after.scores())
         last["status"] = _status(after)
         last["elapsed_turn"] = entry.get("elapsed", 0.0)
+        if entry.get("bank_drawn"):
+            last["bank_drawn"] = float(entry["bank_drawn"])
         if entry.get("accounting") not in (None, "none"):
             # the turn's accounting (docs/record.md): numbers only, the page formats them
             last["account"] = {

@@ -81,14 +81,17 @@ def check_wire(record: GameRecord, seat: int, encoding: str, kept: bool = False)
 
 #: one game per variant; every variant meets both encodings (random-py and strong speak
 #: msgpack, random-c and random-js JSON Lines) and every bundled bot plays; the settings vary
-#: what `hello` carries (a CPU clock, a move time, bot options, time odds)
+#: what `hello` carries (a CPU clock, a move time, one seat's time bank and first-move time,
+#: bot options, time odds)
 GAMES = [
     ("papagra", {"board": "hex 4", "max_turns": 30, "extra_removals": 1},
      "random-py", "random-js", {}),
     ("wrigglers", {"max_turns": 30}, "random-c", "strong",
      {"bot_options": ({"depth": 2, "book": ["e5"]}, None)}),
     ("stripes", {"max_turns": 20}, "strong", "random-c",
-     {"time_control": TimeControl(startup=30.0, move_time=20.0)}),
+     {"time_control": TimeControl(startup=30.0, move_time=20.0),
+      "seat_time_controls": (TimeControl(startup=30.0, move_time=20.0, bank=5.0, first_move=25.0),
+                             None)}),
     ("quadraphages", {"max_turns": 16}, "random-js", "strong",
      {"time_control": TimeControl(startup=30.0, base=60.0, increment=1.0, clock="cpu")}),
     ("hexaphage", {}, "random-c", "random-py",

@@ -212,6 +212,8 @@
     }
     var scoreCells = factRow("score");
     var clockCells = factRow("clock");
+    // time banks (docs/record.md): a row only for a game that had them
+    var bankCells = steps[0].banks ? factRow("bank") : null;
     side.appendChild(facts);
     var status = el("div", "arena-status");
     side.appendChild(status);
@@ -473,6 +475,10 @@
         }
         var took = s.elapsed_turn !== undefined ? s.elapsed_turn : s.elapsed;
         if (took) stepLine.appendChild(el("span", "arena-status", "  " + fmtElapsed(took)));
+        if (s.bank_drawn) {
+          stepLine.appendChild(el("span", "arena-status arena-bank",
+            "  (" + fmtElapsed(s.bank_drawn) + " from the bank)"));
+        }
         var a = s.account;
         if (a) {
           var acct = "  (CPU " + fmtElapsed(a.cpu) + ", wait " + fmtElapsed(a.wait);
@@ -484,6 +490,7 @@
       for (var seat = 0; seat < 2; seat++) {
         scoreCells[seat].textContent = s.scores ? String(s.scores[seat]) : "";
         clockCells[seat].textContent = fmtClock(s.clocks ? s.clocks[seat] : null);
+        if (bankCells) bankCells[seat].textContent = fmtClock(s.banks ? s.banks[seat] : null);
         playerNodes[seat].classList.toggle("arena-to-move",
           pos < n - 1 && steps[nextTurn(pos)].seat === seat);
       }
