@@ -830,7 +830,8 @@ class _Referee:
         entry["elapsed"] = turn_elapsed
         entry["clocks_after"] = clocks.snapshot()
         if clocks.banked:
-            entry["banks_after"] = clocks.bank_snapshot()
+            # to the microsecond, as the next `turn` tells the bots (requests.turn_message)
+            entry["banks_after"] = [None if b is None else round(b, 6) for b in clocks.banks]
         entry["t"] = trio.current_time() - self.t0
 
     # --- results -------------------------------------------------------------------------------
