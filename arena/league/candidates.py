@@ -159,6 +159,7 @@ def verdict(row: Any) -> dict[str, Any]:
         "variant": row.variant,
         "bot": row.bot,
         "version": row.candidate_number,
+        "version_id": row.candidate_id,
         "against": row.baseline_number,
         "state": row.state,
         "verdict": VERDICT_WORDS.get(row.state, row.state),
@@ -190,7 +191,7 @@ def verdict(row: Any) -> dict[str, Any]:
 
 
 def elo_text(v: dict[str, Any]) -> str:
-    """"+35.2 ± 20.1", as `arena sprt` says it (a perfect score has no finite Elo)."""
+    """The Elo estimate "+35.2 ± 20.1", as `arena sprt` says it (a perfect score has no finite Elo)."""
     if v["elo"] is not None:
         text = f"{v['elo']:+.1f}"
         if v["elo_ci95"] is not None:

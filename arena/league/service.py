@@ -44,7 +44,7 @@ from arena.league.db import fleet, ledger, roster, schema, verdicts, views
 from arena.league.db.database import Database
 from arena.league.db.roster import User, Version
 from arena.league.errors import LeagueError
-from arena.league.live import LiveGames, Validations
+from arena.league.live import LiveGames, Signal, Validations
 from arena.league.ratings import official_table
 from arena.league.settings import LeagueSettings
 from arena.referee.outcome import now_iso
@@ -159,12 +159,21 @@ class League:
         #: games in flight on this server, turn by turn, and validations as they run (pages)
         self.live = LiveGames()
         self.validations = Validations()
+        #: bumped after every outcome this server records (`recorded`): the submission pages
+        #: follow their candidate verdicts by it
+        self.results = Signal()
         from arena.league.challenges import Challenges
 
         #: the games people play against bots in their browsers (the /play pages)
         self.challenges = Challenges(self)
 
     # --- plumbing -----------------------------------------------------------------------------
+
+    def recorded(self) -> None:
+        """An outcome was recorded here (the scheduler's `on_recorded`): public reads are stale,
+        verdicts may have moved."""
+        self.cache.changed()
+        self.results.bump()
 
     def read_sync(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         with self.db.read() as conn:

@@ -10,7 +10,9 @@ puts the game back in the queue, unrated, until `max_attempts` (not before its b
 `not_before`: arena/league/backoff.py). A server killed mid-game leaves rows `running`;
 `void_running` at the next start requeues them (and `fail_challenges` fails the people's games,
 whose player is gone). So every game is recorded at most once, and every claimed game is
-eventually recorded or marked failed.
+eventually recorded or marked failed. A candidate test's game (arena/league/candidates.py) is
+counted by its test in the same transaction that records it or fails it for good
+(`verdicts.tally`), so its verdict inherits the rule.
 
 Matchmaking reads here too (`candidates`, `games_per_variant`, `pair_results`), with the
 official ratings refitted from them (`replace_official`): what the scheduler and the refit need

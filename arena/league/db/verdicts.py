@@ -141,9 +141,7 @@ def stop_orphaned(conn: Connection) -> int:
         .join(_base, _base.c.id == candidate_tests.c.baseline_id)
         .where(
             candidate_tests.c.state == TestState.TESTING,
-            sa.or_(
-                _cand.c.state != VersionState.ACTIVE, _base.c.state == VersionState.DISABLED
-            ),
+            sa.or_(_cand.c.state != VersionState.ACTIVE, _base.c.state == VersionState.DISABLED),
         )
     ).all()
     for r in rows:
@@ -331,8 +329,6 @@ def any_testing(conn: Connection) -> bool:
     """Whether any test is testing (one probe of the state index: the scheduler asks before
     every new game)."""
     row = conn.execute(
-        sa.select(candidate_tests.c.id)
-        .where(candidate_tests.c.state == TestState.TESTING)
-        .limit(1)
+        sa.select(candidate_tests.c.id).where(candidate_tests.c.state == TestState.TESTING).limit(1)
     ).first()
     return row is not None
