@@ -191,7 +191,8 @@ def verdict(row: Any) -> dict[str, Any]:
 
 
 def elo_text(v: dict[str, Any]) -> str:
-    """The Elo estimate "+35.2 ± 20.1", as `arena sprt` says it (a perfect score has no finite Elo)."""
+    """The Elo estimate as `arena sprt` says it, "+35.2 ± 20.1" (a perfect score has no finite
+    Elo: "+inf")."""
     if v["elo"] is not None:
         text = f"{v['elo']:+.1f}"
         if v["elo_ci95"] is not None:
