@@ -21,9 +21,10 @@ made when the credit reaches 1 (and costs 1), otherwise a rated one; when the so
 nothing to make, the other one plays, so no slot idles for a share. With share 0.5 new games
 alternate rated, candidate, rated...; with 1/3 every third is a test's; over any run the tests
 get the share of the new games, within one game. A credit due while no test has a game to
-make is held at 1, so an idle spell never banks a burst. Among open tests, the one with the
-fewest games made goes first (all variants progress together), and a test has at most IN_FLIGHT
-games queued or running, so a decision is not followed by many games it no longer needs.
+make stays due for the next game only, so an idle spell never banks a burst. Among open tests,
+the one with the fewest games made goes first (all variants progress together), and a test has
+at most IN_FLIGHT games queued or running, so a decision is not followed by many games it no
+longer needs.
 
 Decisions taken here (docs/league.md, "Candidate verdicts"):
 - the previous version is the bot's active version when the new one activates; it is retired
@@ -94,13 +95,15 @@ class CandidateSource:
     ) -> ledger.NewGame | None:
         """The next new game, in the caller's transaction: a test's when its share is due (or
         when `rated`, matchmaking, has nothing), else `rated()`'s."""
-        self.credit += self.settings.sprt.share
+        share = self.settings.sprt.share
+        self.credit += share
         if self.credit >= 1.0 - 1e-9:
             game = self.test_game(conn)
             if game is not None:
                 self.credit = max(0.0, self.credit - 1.0)
                 return game
-            self.credit = 1.0  # nothing to test now: no burst later for it
+            # nothing to test now: due again at the next game, no burst later for it
+            self.credit = 1.0 - share
             return rated()
         game = rated()
         if game is not None:
