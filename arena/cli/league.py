@@ -165,6 +165,8 @@ def register(sub: argparse._SubParsersAction) -> None:
 TOKEN_ENV = "ARENA_TOKEN"
 #: validation plays several games before the server has a report
 SUBMIT_TIMEOUT = 600.0
+#: how long --wait follows a candidate verdict (as arena/league/client.py's VERDICT_TIMEOUT)
+VERDICT_TIMEOUT = 3600.0
 
 
 def _register_submit(lsub: argparse._SubParsersAction) -> None:
@@ -188,7 +190,16 @@ def _register_submit(lsub: argparse._SubParsersAction) -> None:
     p.add_argument(
         "--wait",
         action="store_true",
-        help="wait for the validation and print its outcome (exit 1 if it failed)",
+        help="wait for the validation and print its outcome (exit 1 if it failed), then for "
+        "the candidate verdict against your previous version, one line per update",
+    )
+    p.add_argument(
+        "--verdict-timeout",
+        type=_seconds,
+        default=VERDICT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"with --wait, how long to follow the verdict (default {VERDICT_TIMEOUT:g}; "
+        "the test goes on after)",
     )
     p.add_argument("--json", action="store_true", help="print the server's answer as JSON")
     p.set_defaults(func=cmd_submit)
@@ -204,6 +215,7 @@ def cmd_submit(args: argparse.Namespace) -> int:
         wait=args.wait,
         as_json=args.json,
         timeout=args.timeout,
+        verdict_timeout=args.verdict_timeout,
     )
 
 

@@ -6,6 +6,12 @@ so the same directory is the same archive), POSTed to `URL/api/v1/bots` as
 `application/gzip` with the user's bearer token, and the server's JSON answer is shown. Every
 failure (unreachable server, wrong token, refused archive) is one line naming the problem,
 with the server's own message when it sent one.
+
+`--wait` follows the version (GET its `url`, once a second) through its validation and then,
+for a version that replaced an earlier one, its candidate verdicts (docs/league.md, "Candidate
+verdicts"): one line per variant each time its figures change, until every test is over, or
+`--verdict-timeout` passes (an error saying the test goes on). Ctrl-C stops following, not the
+test, and says where to look.
 """
 
 from __future__ import annotations
@@ -29,6 +35,8 @@ SUBMIT_PATH = "/api/v1/bots"
 TOKEN_ENV = "ARENA_TOKEN"  # as arena/cli/league.py
 #: validation can play several games before the server answers
 DEFAULT_TIMEOUT = 600.0
+#: how long `--wait` follows candidate verdicts (hundreds of games at the most)
+VERDICT_TIMEOUT = 3600.0
 
 
 def submit(url: str, archive: bytes, token: str, *, timeout: float = DEFAULT_TIMEOUT) -> Any:
@@ -93,12 +101,7 @@ def wait_for_validation(
     """Follow a submission (the `url` of the server's answer) until its validation report is
     there; the version as the server shows it (to the owner of `token`: with the bot's
     stderr). ArenaError when `timeout` passes first."""
-    path = answer.get("url")
-    if not isinstance(path, str) or not path.startswith("/"):
-        raise ArenaError("the server's answer names no version to follow (no 'url')")
-    parts = urllib.parse.urlsplit(url.strip())
-    base = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
-    target = base + path
+    target = version_url(url, answer)
     deadline = time.monotonic() + timeout
     while True:
         version = get_json(target, token=token)
@@ -107,6 +110,73 @@ def wait_for_validation(
         if time.monotonic() > deadline:
             raise ArenaError(f"{target}: still validating after {timeout:g} s")
         time.sleep(poll)  # polling a remote server: nothing to wait on but time
+
+
+def version_url(url: str, answer: dict[str, Any]) -> str:
+    """The address of the version a submission became (the `url` of the server's answer)."""
+    path = answer.get("url")
+    if not isinstance(path, str) or not path.startswith("/"):
+        raise ArenaError("the server's answer names no version to follow (no 'url')")
+    parts = urllib.parse.urlsplit(url.strip())
+    base = urllib.parse.urlunsplit((parts.scheme, parts.netloc, parts.path.rstrip("/"), "", ""))
+    return base + path
+
+
+def testing(version: dict[str, Any]) -> bool:
+    """Whether any candidate test of the version is still running."""
+    return any(_is_testing(v) for v in _verdicts(version))
+
+
+def _verdicts(version: dict[str, Any]) -> list[dict[str, Any]]:
+    found = version.get("verdicts")
+    return [v for v in found if isinstance(v, dict)] if isinstance(found, list) else []
+
+
+def _is_testing(verdict: dict[str, Any]) -> bool:
+    return verdict.get("state") == "testing"
+
+
+def follow_verdicts(
+    target: str,
+    version: dict[str, Any],
+    *,
+    timeout: float,
+    poll: float = 1.0,
+    token: str | None = None,
+    show: Any = print,
+) -> dict[str, Any]:
+    """Follow the version at `target` until none of its candidate tests is testing, handing
+    `show` one line per variant whenever its figures change; the version as it ends.
+    ArenaError when `timeout` passes first (the tests go on without us)."""
+    deadline = time.monotonic() + timeout
+    shown: dict[str, str] = {}
+    while True:
+        for v in _verdicts(version):
+            line = _printable(str(v.get("summary") or v.get("verdict") or "?"))
+            key = _printable(str(v.get("variant")))
+            if shown.get(key) != line:
+                show(f"verdict: {line}")
+                shown[key] = line
+        if not testing(version):
+            return version
+        if time.monotonic() > deadline:
+            raise ArenaError(f"still testing after {timeout:g} s; the test goes on: GET {target}")
+        time.sleep(poll)  # polling a remote server: nothing to wait on but time
+        version = get_json(target, token=token)
+
+
+def _printable(text: str) -> str:
+    """A server's words for a terminal: no control characters (escape sequences)."""
+    return "".join(c if c.isprintable() else "?" for c in text)
+
+
+def describe_verdicts(version: dict[str, Any]) -> str:
+    """The tests' outcomes in one line: `verdict: better (stripes), not better (papagra)`."""
+    parts = [
+        f"{_printable(str(v.get('verdict')))} ({_printable(str(v.get('variant')))})"
+        for v in _verdicts(version)
+    ]
+    return "verdict: " + ", ".join(parts)
 
 
 def describe_validation(version: dict[str, Any]) -> tuple[str, bool]:
@@ -202,10 +272,17 @@ def describe_answer(answer: Any) -> str:
 
 
 def run_submit(
-    url: str, bot_dir: str, token: str | None, *, wait: bool, as_json: bool, timeout: float
+    url: str,
+    bot_dir: str,
+    token: str | None,
+    *,
+    wait: bool,
+    as_json: bool,
+    timeout: float,
+    verdict_timeout: float = VERDICT_TIMEOUT,
 ) -> int:
     """`arena league submit`: pack, upload, print; with `wait`, follow the validation (exit 1
-    if the version was refused)."""
+    if the version was refused), then its candidate verdicts until they are decided."""
     token = token or os.environ.get(TOKEN_ENV)
     if not token:
         raise ArenaError(f"no token: pass --token TOKEN or set {TOKEN_ENV}")
@@ -221,6 +298,20 @@ def run_submit(
         return 0
     version = wait_for_validation(url, answer, timeout=timeout, token=token)
     text, passed = describe_validation(version)
-    print(json.dumps(version, ensure_ascii=False) if as_json else text)
-    sys.stdout.flush()
+    if not as_json:
+        print(text, flush=True)
+    if passed and _verdicts(version):
+        target = version_url(url, answer)
+        show = (lambda _line: None) if as_json else (lambda line: print(line, flush=True))
+        try:
+            version = follow_verdicts(
+                target, version, timeout=verdict_timeout, token=token, show=show
+            )
+        except KeyboardInterrupt:
+            print(f"arena: stopped following; the test goes on: GET {target}", file=sys.stderr)
+            raise
+        if not as_json:
+            print(describe_verdicts(version), flush=True)
+    if as_json:
+        print(json.dumps(version, ensure_ascii=False), flush=True)
     return 0 if passed else 1

@@ -8,6 +8,10 @@ precomputed schedule. A game waiting out its backoff holds no slot: the slots pl
 or the scheduler sleeps until the first backoff ends. Choosing and claiming happen in one write
 transaction, the same one that records the slot's finished game (`finished_then_next`), and the
 outcome goes back through the ledger's exactly-once rule (arena/league/db/ledger.py).
+
+New games come from two sources: rated matchmaking (`plan_game`) and the candidate tests of
+new versions (arena/league/candidates.py, unrated), interleaved at `[sprt] share` by
+`CandidateSource`; `new_game` is the one place both executors take a new game from.
 """
 
 from __future__ import annotations
@@ -21,6 +25,7 @@ from dataclasses import dataclass
 import trio
 
 from arena.league.backoff import Backoff
+from arena.league.candidates import CandidateSource
 from arena.league.db import fleet, ledger, schema
 from arena.league.db.database import Database, QueryError
 from arena.league.executors.base import GameJob, JobSource, Outcome, job_from_claim
@@ -120,6 +125,8 @@ class Scheduler(JobSource):
         self.slots_worker: str | None = None
         self._played: dict[str, int] | None = None
         self._played_at = 0.0
+        #: the candidate tests' games, interleaved with the rated ones
+        self.candidates = CandidateSource(settings)
 
     def wake(self) -> None:
         """Something changed (a version activated, a game requeued): look again now."""
@@ -210,10 +217,18 @@ class Scheduler(JobSource):
             claim = ledger.claim_game(conn, gid)
             if claim is not None:
                 return claim
-        pairing = self._plan(conn)
-        if pairing is None:
-            return None
-        return ledger.start_game(conn, self._new_game(pairing))
+        new = self.new_game(conn)
+        return None if new is None else ledger.start_game(conn, new)
+
+    def new_game(self, conn) -> ledger.NewGame | None:
+        """The next new game to create in the caller's transaction: a candidate test's or a
+        rated one (arena/league/candidates.py says which); None if neither has one."""
+
+        def rated() -> ledger.NewGame | None:
+            pairing = self._plan(conn)
+            return None if pairing is None else self._new_game(pairing)
+
+        return self.candidates.next_game(conn, rated)
 
     def _plan(self, conn) -> Pairing | None:
         labels = [g.label for g in self.settings.games]

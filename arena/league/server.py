@@ -111,7 +111,7 @@ async def serve(
             scheduler.slots_worker = fleet.SERVER_SLOTS
         token = trio.lowlevel.current_trio_token()
         league.on_activated = lambda: token.run_sync_soon(scheduler.wake)
-        scheduler.on_recorded = league.cache.changed
+        scheduler.on_recorded = league.recorded
         app = create_app(league)
         try:
             async with trio.open_nursery() as nursery:

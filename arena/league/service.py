@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 
 import trio
 
-from arena.league import privacy
+from arena.league import candidates, privacy
 from arena.league.archives import (
     ArchiveCaps,
     BlobStore,
@@ -40,11 +40,11 @@ from arena.league.archives import (
     pack_bot_dir,
     unpack_archive,
 )
-from arena.league.db import fleet, ledger, roster, schema, views
+from arena.league.db import fleet, ledger, roster, schema, verdicts, views
 from arena.league.db.database import Database
 from arena.league.db.roster import User, Version
 from arena.league.errors import LeagueError
-from arena.league.live import LiveGames, Validations
+from arena.league.live import LiveGames, Signal, Validations
 from arena.league.ratings import official_table
 from arena.league.settings import LeagueSettings
 from arena.referee.outcome import now_iso
@@ -159,12 +159,21 @@ class League:
         #: games in flight on this server, turn by turn, and validations as they run (pages)
         self.live = LiveGames()
         self.validations = Validations()
+        #: bumped after every outcome this server records (`recorded`): the submission pages
+        #: follow their candidate verdicts by it
+        self.results = Signal()
         from arena.league.challenges import Challenges
 
         #: the games people play against bots in their browsers (the /play pages)
         self.challenges = Challenges(self)
 
     # --- plumbing -----------------------------------------------------------------------------
+
+    def recorded(self) -> None:
+        """An outcome was recorded here (the scheduler's `on_recorded`): public reads are stale,
+        verdicts may have moved."""
+        self.cache.changed()
+        self.results.bump()
 
     def read_sync(self, fn: Callable[..., T], *args: Any, **kwargs: Any) -> T:
         with self.db.read() as conn:
@@ -279,7 +288,13 @@ class League:
         return await self.cached_read(views.list_bots, limit=limit, offset=offset)
 
     async def bot(self, name: str) -> dict[str, Any]:
-        detail = await self.read(views.bot_detail, name)
+        def run(conn: Any) -> dict[str, Any] | None:
+            detail = views.bot_detail(conn, name)
+            if detail is not None:
+                detail["verdicts"] = candidates.bot_verdicts(conn, detail["id"])
+            return detail
+
+        detail = await self.read(run)
         if detail is None:
             raise LeagueError(f"no bot {name!r}", status=404)
         detail.pop("owner_id")
@@ -340,6 +355,7 @@ class League:
             else:
                 out["validation"] = privacy.public_report(v.validation)
             out["ratings"] = views.version_ratings(conn, v.id)
+            out["verdicts"] = candidates.version_verdicts(conn, v.id)
             return out
 
         return await self.read(run)
@@ -619,8 +635,18 @@ class League:
         await trio.to_thread.run_sync(self.finish_validation_sync, v.id, report.to_dict())
 
     def finish_validation_sync(self, version_id: int, report: dict[str, Any]) -> bool:
+        """Store the report; a passing version becomes active and, in the same transaction,
+        its candidate tests against the version it replaces open (arena/league/candidates.py)."""
         passed = bool(report.get("passed"))
-        done = self.write_sync(roster.finish_validation, version_id, report, passed, self.variants)
+
+        def run(conn: Any) -> bool:
+            previous = verdicts.previous_active(conn, version_id)
+            done = roster.finish_validation(conn, version_id, report, passed, self.variants)
+            if done and passed:
+                candidates.open_tests(conn, self.settings, version_id, previous)
+            return done
+
+        done = self.write_sync(run)
         self.cache.changed()
         if done and passed:
             self.on_activated()
@@ -694,6 +720,7 @@ class League:
             if not user.is_admin and bot.disabled and bot.disabled_by != "owner":
                 raise LeagueError(f"bot {name!r} is disabled by an admin", status=403)
             roster.set_bot_disabled(conn, bot.id, disabled, "owner" if owner else "admin")
+            verdicts.stop_orphaned(conn)  # a version that left the ladder ends its tests
 
         await self.write(run)
         self.cache.changed()

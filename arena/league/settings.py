@@ -10,6 +10,7 @@ less, never for more.
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -28,6 +29,7 @@ from arena.tournaments.checks import (
     read_time_control,
     show,
 )
+from arena.tournaments.sprt import MODELS, SprtError, SprtParams
 
 SETTINGS_NAME = "league.toml"
 _DEFAULT_TC = TimeControl(base=5.0, increment=0.05)
@@ -51,6 +53,7 @@ _TOP_KEYS = (
     "ratings",
     "submissions",
     "play",
+    "sprt",
 )
 _MATCHMAKING_KEYS = ("placement_games", "window", "wide_window_chance")
 _RATINGS_KEYS = ("official_every",)
@@ -149,6 +152,23 @@ max_increment = 60
 max_games = 4
 # seconds a game waits, on the person's turn, for a browser that lost its connection
 disconnect_grace = 60
+
+[sprt]
+# a new version of a bot plays game pairs against its previous version, unrated, until this
+# test decides whether it is better (docs/league.md, "Candidate verdicts"): H0 says it is
+# elo0 stronger, H1 elo1; alpha and beta are the error rates; model "logistic" or "normalized"
+elo0 = 0
+elo1 = 20
+alpha = 0.05
+beta = 0.05
+model = "logistic"
+# the most game pairs a test plays per variant before it says "undecided" (0: no test)
+max_pairs = 250
+# the share of the games the scheduler makes that go to tests while any is running
+share = 0.5
+# a variant's own bounds: a table under [sprt.variants], e.g.
+# [sprt.variants.stripes]
+# max_pairs = 100
 """
 
 
@@ -181,6 +201,28 @@ class Play:
 
 
 @dataclass(frozen=True)
+class CandidateSprt:
+    """The SPRT of a candidate test in one variant (arena/league/candidates.py)."""
+
+    params: SprtParams = field(default_factory=lambda: SprtParams(0.0, 20.0, 0.05, 0.05))
+    #: game pairs at most, then "undecided"; 0: no test in this variant
+    max_pairs: int = 250
+
+
+@dataclass(frozen=True)
+class Verdicts:
+    """`[sprt]`: the candidate tests' bounds (per variant, over the table's own), and the
+    share of the scheduler's new games that go to them."""
+
+    default: CandidateSprt = field(default_factory=CandidateSprt)
+    share: float = 0.5
+    variants: tuple[tuple[str, CandidateSprt], ...] = ()
+
+    def for_variant(self, label: str) -> CandidateSprt:
+        return dict(self.variants).get(label, self.default)
+
+
+@dataclass(frozen=True)
 class LeagueSettings:
     """A validated league. `root` is the league directory; everything else derives from it."""
 
@@ -205,6 +247,7 @@ class LeagueSettings:
     official_every: float = 300.0
     submissions: Submissions = field(default_factory=Submissions)
     play: Play = field(default_factory=Play)
+    sprt: Verdicts = field(default_factory=Verdicts)
 
     @property
     def database_url(self) -> str:
@@ -274,6 +317,7 @@ def settings_from_dict(
         _sub(c, data, "ratings", _RATINGS_KEYS).get("official_every", 300),
         positive=True,
     )
+    games = read_games(c, data.get("games"), root)
     return LeagueSettings(
         root=root,
         name=c.string("name", data.get("name", root.name or "league")),
@@ -286,13 +330,14 @@ def settings_from_dict(
         max_attempts=c.integer("max_attempts", data.get("max_attempts", 3), lo=1),
         reuse=c.boolean("reuse", data.get("reuse", False)),
         opening_turns=c.integer("opening_turns", data.get("opening_turns", 2), lo=0),
-        games=read_games(c, data.get("games"), root),
+        games=games,
         time_control=read_time_control(c, tc, clock=data.get("clock")),
         limits=_limits(c, data.get("limits", {})),
         matchmaking=_matchmaking(c, _sub(c, data, "matchmaking", _MATCHMAKING_KEYS)),
         official_every=official,
         submissions=_submissions(c, _sub(c, data, "submissions", _SUBMISSION_KEYS)),
         play=_play(c, _sub(c, data, "play", _PLAY_KEYS)),
+        sprt=_verdicts(c, data.get("sprt", {}), [g.label for g in games]),
     )
 
 
@@ -368,6 +413,47 @@ def _play(c: Checker, t: Mapping[str, Any]) -> Play:
             raise c.fail("play.clock", problem)
         play = dataclasses.replace(play, clock=tc)
     return play
+
+
+_SPRT_KEYS = ("elo0", "elo1", "alpha", "beta", "model", "max_pairs")
+#: a typo in max_pairs must not plan a test of a billion games
+MAX_PAIRS = 100_000
+
+
+def _verdicts(c: Checker, raw: Any, labels: list[str]) -> Verdicts:
+    """[sprt]: the table's bounds, and [sprt.variants.LABEL] tables over them."""
+    t = c.table("sprt", raw, (*_SPRT_KEYS, "share", "variants"))
+    default = _candidate_sprt(c, "sprt", t, CandidateSprt())
+    share = t.get("share", 0.5)
+    if isinstance(share, bool) or not isinstance(share, int | float) or not 0 < share <= 1:
+        raise c.fail("sprt.share", f"expected a number above 0 and at most 1, got {show(share)}")
+    per = c.table("sprt.variants", t.get("variants", {}), tuple(labels))
+    variants = tuple(
+        (label, _candidate_sprt(c, f"sprt.variants.{label}", per[label], default))
+        for label in labels
+        if label in per
+    )
+    return Verdicts(default, float(share), variants)
+
+
+def _candidate_sprt(c: Checker, key: str, raw: Any, base: CandidateSprt) -> CandidateSprt:
+    t = c.table(key, raw, (*_SPRT_KEYS, "share", "variants") if key == "sprt" else _SPRT_KEYS)
+    kw: dict[str, Any] = base.params.to_dict()
+    for k in ("elo0", "elo1", "alpha", "beta"):
+        if k in t:
+            v = t[k]
+            if isinstance(v, bool) or not isinstance(v, int | float) or not math.isfinite(v):
+                raise c.fail(f"{key}.{k}", f"expected a number, got {show(v)}")
+            kw[k] = float(v)
+    if "model" in t and t["model"] not in MODELS:
+        raise c.fail(f"{key}.model", f"expected one of {', '.join(MODELS)}, got {show(t['model'])}")
+    kw["model"] = t.get("model", kw["model"])
+    try:
+        params = SprtParams(**kw)
+    except SprtError as e:
+        raise c.fail(key, str(e)) from None
+    max_pairs = c.integer(f"{key}.max_pairs", t.get("max_pairs", base.max_pairs), 0, MAX_PAIRS)
+    return CandidateSprt(params, max_pairs)
 
 
 def play_clock_problem(play: Play, tc: TimeControl) -> str | None:

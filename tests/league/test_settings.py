@@ -33,6 +33,7 @@ def test_the_default_file_is_the_defaults(tmp_path: Path):
         "hexaphage",
     ]
     assert s.matchmaking == d.matchmaking and s.submissions == d.submissions
+    assert s.sprt == d.sprt
     assert s.database_url == f"sqlite:///{tmp_path / 'league.sqlite'}"
     assert (s.host, s.port) == ("127.0.0.1", 8000)
 
@@ -60,6 +61,14 @@ def test_postgres_urls_pass_through(tmp_path: Path):
         ({"submissions": {"per_hour": -1}}, "submissions.per_hour"),
         ({"colour": "red"}, "colour"),
         ({"clock": "gpu"}, "clock"),
+        ({"sprt": {"elo0": 5, "elo1": 1}}, "sprt"),
+        ({"sprt": {"alpha": "low"}}, "sprt.alpha"),
+        ({"sprt": {"model": "bayes"}}, "sprt.model"),
+        ({"sprt": {"share": 0}}, "sprt.share"),
+        ({"sprt": {"max_pairs": 10**9}}, "sprt.max_pairs"),
+        ({"sprt": {"variants": {"chess": {}}}}, "sprt.variants.chess"),
+        ({"sprt": {"variants": {"stripes": {"max_pairs": -1}}}}, "sprt.variants.stripes.max_pairs"),
+        ({"sprt": {"variants": {"stripes": {"elo1": -5}}}}, "sprt.variants.stripes"),
     ],
 )
 def test_bad_keys_are_named(tmp_path: Path, data, key):
@@ -110,3 +119,14 @@ def test_bad_time_banks_name_their_key(tmp_path: Path, data, key, problem):
     with pytest.raises(ConfigError) as err:
         settings_from_dict(data, root=tmp_path, where="league.toml")
     assert f"key '{key}'" in str(err.value) and problem in str(err.value), str(err.value)
+
+
+def test_candidate_sprt_bounds_per_variant(tmp_path: Path):
+    """[sprt] over the defaults, [sprt.variants.LABEL] over [sprt] (issue 22)."""
+    s = settings_from_dict(
+        {"sprt": {"elo1": 50, "share": 0.25, "variants": {"stripes": {"max_pairs": 3}}}},
+        root=tmp_path,
+    )
+    stripes, papagra = s.sprt.for_variant("stripes"), s.sprt.for_variant("papagra")
+    assert (stripes.params.elo1, stripes.max_pairs) == (50.0, 3)
+    assert (papagra.params.elo1, papagra.max_pairs, s.sprt.share) == (50.0, 250, 0.25)

@@ -5,6 +5,8 @@ One module per idea, each importing only those above it:
 - `schema`: one MetaData, every Table, and the words their state and kind columns hold;
 - `database`: `Database`, an Engine with the league's transaction discipline (SQLite or
   PostgreSQL);
+- `verdicts`: the candidate tests of new versions, counted in the ledger's recording
+  transactions (arena/league/candidates.py has their policy);
 - `ledger`: games as jobs (create, claim, record exactly once, void, rate) and the
   matchmaking reads; its docstring states the exactly-once rule;
 - `roster`: users, tokens and login sessions; bots, their versions and their states;

@@ -10,7 +10,9 @@ puts the game back in the queue, unrated, until `max_attempts` (not before its b
 `not_before`: arena/league/backoff.py). A server killed mid-game leaves rows `running`;
 `void_running` at the next start requeues them (and `fail_challenges` fails the people's games,
 whose player is gone). So every game is recorded at most once, and every claimed game is
-eventually recorded or marked failed.
+eventually recorded or marked failed. A candidate test's game (arena/league/candidates.py) is
+counted by its test in the same transaction that records it or fails it for good
+(`verdicts.tally`), so its verdict inherits the rule.
 
 Matchmaking reads here too (`candidates`, `games_per_variant`, `pair_results`), with the
 official ratings refitted from them (`replace_official`): what the scheduler and the refit need
@@ -33,6 +35,7 @@ import sqlalchemy as sa
 from sqlalchemy import BigInteger, Boolean, Integer
 from sqlalchemy.engine import Connection
 
+from arena.league.db import verdicts
 from arena.league.db.schema import (
     GameKind,
     GameState,
@@ -68,6 +71,9 @@ class NewGame:
     version1: int
     priority: int = 0
     schedule_key: str | None = None
+    #: a candidate test's game: the test and the game pair (db/verdicts.py)
+    candidate_test: int | None = None
+    candidate_pair: int | None = None
 
 
 # The statements of the scheduling hot path (create, claim, record, rate: a dozen per game) are
@@ -92,6 +98,8 @@ _INSERT_GAME = games.insert().values(
     priority=_p("p_priority"),
     created_at=_p("p_now"),
     claimed_at=_p("p_claimed_at"),
+    candidate_test=_p("p_candidate_test"),
+    candidate_pair=_p("p_candidate_pair"),
 )
 
 
@@ -163,6 +171,8 @@ def _insert_game(conn: Connection, g: NewGame, *, claimed: bool) -> tuple[int, d
             "p_state": GameState.RUNNING if claimed else GameState.QUEUED,
             "p_attempt": 1 if claimed else 0,
             "p_claimed_at": now if claimed else None,
+            "p_candidate_test": g.candidate_test,
+            "p_candidate_pair": g.candidate_pair,
         },
     ).inserted_primary_key[0]
     seated = {
@@ -311,7 +321,9 @@ _FINISH = (
             (games.c.kind == GameKind.RATED, _p("p_rated", type_=Boolean)), else_=sa.false()
         ),
     )
-    .returning(games.c.kind, games.c.variant, games.c.version0, games.c.version1)
+    .returning(
+        games.c.kind, games.c.variant, games.c.version0, games.c.version1, games.c.candidate_test
+    )
 )
 
 
@@ -413,6 +425,8 @@ def record_result(
         conn.execute(
             _SEAT_OUTCOMES, {"p_game": game_id, "p_out0": outcomes[0], "p_out1": outcomes[1]}
         )
+    if g.candidate_test is not None:  # its test counts it in this same transaction
+        verdicts.tally(conn, g.candidate_test)
     return True
 
 
@@ -506,7 +520,10 @@ def void_attempt(
     `max_attempts`; a server stop never counts). False if the attempt is stale. A requeued
     game is not claimed before `retry_at` (`iso_at`; arena/league/backoff.py)."""
     fails = attempt >= max_attempts and kind != VoidKind.SERVER_STOPPED
-    game_kind = conn.execute(sa.select(games.c.kind).where(games.c.id == game_id)).scalar()
+    row = conn.execute(
+        sa.select(games.c.kind, games.c.candidate_test).where(games.c.id == game_id)
+    ).first()
+    game_kind, test = (row.kind, row.candidate_test) if row is not None else (None, None)
     fails = fails or game_kind == GameKind.CHALLENGE  # the person is gone: nothing to replay
     state = GameState.FAILED if fails else GameState.QUEUED
     done = conn.execute(
@@ -530,6 +547,8 @@ def void_attempt(
             game_id=game_id, attempt=attempt, kind=kind, reason=reason[:2000], at=now_iso()
         )
     )
+    if test is not None and state == GameState.FAILED:  # its pair never completes
+        verdicts.tally(conn, test)
     return True
 
 

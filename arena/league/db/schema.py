@@ -105,6 +105,9 @@ class GameKind(StrEnum):
     #: a person against a bot (arena/league/challenges.py): played by the server itself, never
     #: queued, rated or replayed; a challenge the platform voids has failed for good
     CHALLENGE = "challenge"
+    #: a game of a candidate test (arena/league/candidates.py): a new version against its
+    #: bot's previous one for the verdict, unrated, recorded like any other
+    CANDIDATE = "candidate"
 
 
 #: the names of people's seats (`roster.human_version`); bot names cannot start with it
@@ -215,10 +218,73 @@ games = Table(
     Column("rated", Boolean),
     # a voided game waits in the queue until then (arena/league/backoff.py); NULL: at once
     Column("not_before", String(32)),
+    # a candidate test's game (GameKind.CANDIDATE): its test and its game pair (migration 0009)
+    Column("candidate_test", Integer, ForeignKey("candidate_tests.id")),
+    Column("candidate_pair", Integer),
     Index("ix_games_state_priority", "state", "priority", "id"),
     Index("ix_games_variant_id", "variant", "id"),
     # the API's games list, newest first by finish time (migration 0006)
     Index("ix_games_finished_at", "finished_at", "id"),
+    Index("ix_games_candidate_test", "candidate_test", "candidate_pair"),
+)
+
+
+class TestState(StrEnum):
+    """A candidate test (arena/league/candidates.py): testing until the SPRT decides (better,
+    not_better), its pairs run out (undecided), or its versions leave the league (stopped)."""
+
+    TESTING = "testing"
+    BETTER = "better"
+    NOT_BETTER = "not_better"
+    UNDECIDED = "undecided"
+    STOPPED = "stopped"
+
+
+#: a test's state as the pages, the API and `league submit --wait` say it
+VERDICT_WORDS: dict[str, str] = {
+    TestState.TESTING: "testing",
+    TestState.BETTER: "better",
+    TestState.NOT_BETTER: "not better",
+    TestState.UNDECIDED: "undecided",
+    TestState.STOPPED: "stopped",
+}
+
+
+# "Is my new version better than the last one?" (arena/league/candidates.py, migration 0009):
+# one test per new version and variant, against its bot's previous active version, its SPRT
+# bounds frozen when it opens, its counts written in the transactions that record its games.
+candidate_tests = Table(
+    "candidate_tests",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("candidate_id", Integer, ForeignKey("versions.id"), nullable=False),
+    Column("baseline_id", Integer, ForeignKey("versions.id"), nullable=False),
+    Column("variant", String(32), nullable=False),
+    Column("state", String(16), nullable=False),
+    Column("elo0", Float, nullable=False),
+    Column("elo1", Float, nullable=False),
+    Column("alpha", Float, nullable=False),
+    Column("beta", Float, nullable=False),
+    Column("model", String(16), nullable=False),
+    Column("max_pairs", Integer, nullable=False),
+    Column("seed", BigInteger, nullable=False),
+    #: games made so far (the next game is pair games_made // 2, seat order games_made % 2)
+    Column("games_made", Integer, nullable=False, default=0),
+    #: the pentanomial counts of its complete pairs, from the candidate's side, "n0,n1,n2,n3,n4"
+    Column("pentanomial", String(64), nullable=False, default="0,0,0,0,0"),
+    Column("wins", Integer, nullable=False, default=0),
+    Column("draws", Integer, nullable=False, default=0),
+    Column("losses", Integer, nullable=False, default=0),
+    Column("llr", Float, nullable=False, default=0.0),
+    Column("elo", Float),
+    Column("elo_ci95", Float),
+    Column("los", Float),
+    Column("note", Text),  # why it stopped
+    Column("created_at", String(32), nullable=False),
+    Column("decided_at", String(32)),
+    UniqueConstraint("candidate_id", "variant"),
+    Index("ix_candidate_tests_state", "state"),
+    Index("ix_candidate_tests_baseline", "baseline_id"),
 )
 
 

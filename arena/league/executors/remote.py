@@ -112,11 +112,11 @@ class QueueExecutor(Executor):
         while in_flight < target:
             with db.write() as conn:
                 queue.fast_commit(conn)  # redone if lost: see arena/league/queue.py
-                pairing = scheduler._plan(conn)
-                if pairing is None:
+                new = scheduler.new_game(conn)
+                if new is None:
                     self._filled = False
                     break
-                gid = ledger.create_game(conn, scheduler._new_game(pairing))
+                gid = ledger.create_game(conn, new)
                 queue.defer_game(self.app, conn, gid, self.params)
             in_flight += 1
             n += 1

@@ -9,7 +9,14 @@ from __future__ import annotations
 
 from typing import Any
 
-from arena.league.db.schema import OUTCOMES, SHOWN_VERSION_STATES, GameState, VersionState
+from arena.league.db.schema import (
+    OUTCOMES,
+    SHOWN_VERSION_STATES,
+    VERDICT_WORDS,
+    GameState,
+    TestState,
+    VersionState,
+)
 
 
 def _nullable(t: str) -> dict[str, Any]:
@@ -181,10 +188,51 @@ SCHEMAS: dict[str, Any] = {
     ),
     "Ok": _obj({"ok": {"const": True}}),
 }
+#: a candidate test of a new version against its bot's previous one (docs/league.md,
+#: "Candidate verdicts"), as it forms: `verdict` in words, `summary` in one line
+SCHEMAS["Verdict"] = _obj(
+    {
+        "variant": _STR,
+        "bot": _STR,
+        "version": _INT,
+        "version_id": _INT,
+        "against": _INT,
+        "state": {"enum": [str(s) for s in TestState]},
+        "verdict": {"enum": list(VERDICT_WORDS.values())},
+        "llr": _NUM,
+        "lower": _NUM,
+        "upper": _NUM,
+        "elo0": _NUM,
+        "elo1": _NUM,
+        "alpha": _NUM,
+        "beta": _NUM,
+        "model": {"enum": ["logistic", "normalized"]},
+        "max_pairs": _INT,
+        "pairs": _INT,
+        "games": _INT,
+        "pentanomial": {"type": "array", "items": _INT, "minItems": 5, "maxItems": 5},
+        "wins": _INT,
+        "draws": _INT,
+        "losses": _INT,
+        "elo": _nullable("number"),
+        "elo_ci95": _nullable("number"),
+        "los": _nullable("number"),
+        "elo_text": _STR,
+        "note": _nullable("string"),
+        "created_at": _STR,
+        "decided_at": _nullable("string"),
+        "summary": _STR,
+    }
+)
 SCHEMAS["BotDetail"] = {
     "allOf": [
         _ref("Bot"),
-        _obj({"versions": {"type": "array", "items": _ref("Version")}}),
+        _obj(
+            {
+                "versions": {"type": "array", "items": _ref("Version")},
+                "verdicts": {"type": "array", "items": _ref("Verdict")},
+            }
+        ),
     ]
 }
 SCHEMAS["VersionDetail"] = {
@@ -194,6 +242,7 @@ SCHEMAS["VersionDetail"] = {
             {
                 "validation": {"type": ["object", "null"]},
                 "ratings": {"type": "array", "items": {"type": "object"}},
+                "verdicts": {"type": "array", "items": _ref("Verdict")},
             }
         ),
     ]
@@ -360,14 +409,20 @@ PATHS: dict[str, Any] = {
         },
     },
     "/api/v1/bots/{name}": {
-        "get": _op("a bot and its versions", "BotDetail", params=[_NAME], errors=("404",))
+        "get": _op(
+            "a bot, its versions and its last candidate verdicts (newest version first)",
+            "BotDetail",
+            params=[_NAME],
+            errors=("404",),
+        )
     },
     "/api/v1/bots/{name}/versions/{number}": {
         "get": {
             **_op(
-                "a version: manifest (the limits that apply), validation report, ratings; with"
-                " its owner's or an admin's token the report adds the bot's stderr_tail and"
-                " build_output",
+                "a version: manifest (the limits that apply), validation report, ratings, and"
+                " its candidate verdicts against the previous version as they form (one per"
+                " variant); with its owner's or an admin's token the report adds the bot's"
+                " stderr_tail and build_output",
                 "VersionDetail",
                 params=[_NAME, _param("number", "path", _INT, "version number")],
                 errors=("401", "404"),

@@ -29,7 +29,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from arena.league import privacy
+from arena.league import candidates, privacy
 from arena.league.db import schema, views
 from arena.league.errors import LeagueError
 from arena.league.service import League, User, bot_id_filter
@@ -427,6 +427,7 @@ def _bot_data(conn: Any, name: str) -> dict[str, Any] | None:
         "crosstable": views.crosstable(
             conn, detail["id"], limit=BOT_OPPONENTS, games=BOT_CROSSTABLE_GAMES
         ),
+        "verdicts": candidates.bot_verdicts(conn, detail["id"]),
     }
 
 
@@ -467,6 +468,7 @@ async def bot_page(request: Request) -> Response:
         games=data["games"],
         crosstable=data["crosstable"],
         crosstable_games=BOT_CROSSTABLE_GAMES,
+        verdicts=data["verdicts"],
         owner=owner,
         can_reactivate=bot["disabled"]
         and (bool(user and user.is_admin) or bot.get("disabled_by") == "owner"),

@@ -13,6 +13,10 @@ as preformatted text) only to its owner and admins, server paths made neutral fo
 renders it, and the event stream (`/submissions/{id}/events`) sends it again, rendered, each
 time it changes, so the script only swaps it in. Without JavaScript the page refreshes itself
 until the validation is over.
+
+Once active, a version with a predecessor is under candidate tests (arena/league/candidates.py):
+the block shows each variant's verdict as it forms (LLR and bounds, games and pairs, Elo ±
+95%) and the page follows it, on every result this server records, until every test is over.
 """
 
 from __future__ import annotations
@@ -24,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from arena.league import privacy
+from arena.league import candidates, privacy
 from arena.league.db import views
 from arena.league.errors import LeagueError
 from arena.league.service import League
@@ -103,7 +107,13 @@ async def _status(league: League, version_id: int, user: Any = None) -> dict[str
     """Everything the status block shows (404 for an unknown id): the report as its owner
     (or an admin) may read it, with the bot's stderr, else as everyone may."""
 
-    info = await league.read(views.submission, version_id)
+    def run(conn: Any) -> dict[str, Any] | None:
+        info = views.submission(conn, version_id)
+        if info is not None:
+            info["verdicts"] = candidates.version_verdicts(conn, version_id)
+        return info
+
+    info = await league.read(run)
     if info is None:
         raise LeagueError("no such submission", status=404)
     v = info["version"]
@@ -113,10 +123,12 @@ async def _status(league: League, version_id: int, user: Any = None) -> dict[str
         report = privacy.owner_report(v.validation, v.path or None)
     else:
         report = privacy.public_report(v.validation)
+    testing = any(t["state"] == "testing" for t in info["verdicts"])
     return {
         "v": v,
         "state": state,
-        "final": state in FINAL,
+        "final": state in FINAL and not testing,
+        "verdicts": info["verdicts"],
         "ahead": info["ahead"],
         "step": league.validations.step if state == "validating" else "",
         "report": report,
@@ -150,9 +162,9 @@ async def submission_events(request: Request) -> Response:
 
     async def produce(emit: Emit) -> None:
         sent = None
-        signal = league.validations.signal
         while True:
-            seen = signal.generation
+            # a validation bumps the validations' signal; a verdict moves with a result
+            seen = league.validations.signal.generation, league.results.generation
             status = await _status(league, version_id, user)
             html = _fragment(status)
             if html != sent:
@@ -162,9 +174,13 @@ async def submission_events(request: Request) -> Response:
                 await emit("end", {"state": status["state"]})
                 return
             # a validation ends between bumps only through `run_validations`, which bumps;
-            # the timeout re-reads anyway (an admin may disable the version meanwhile)
+            # the timeout re-reads anyway (an admin may disable the version meanwhile, a
+            # remote worker records a result this server does not see)
             with trio.move_on_after(PING):
-                await signal.wait_past(seen)
+                if status["state"] in FINAL:
+                    await league.results.wait_past(seen[1])
+                else:
+                    await league.validations.signal.wait_past(seen[0])
 
     return EventStream(produce)  # type: ignore[return-value]
 
