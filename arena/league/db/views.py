@@ -44,6 +44,7 @@ from arena.league.db.schema import (
     voids,
 )
 from arena.league.privacy import neutral_paths, public_detail, public_manifest
+from arena.league.ranks import RankTable
 
 # --- reads for the API -----------------------------------------------------------------------
 
@@ -80,7 +81,8 @@ def leaderboard(
     rows, ties broken by rank. A variant has at most a few thousand versions, so any order is
     a sort of that many rows."""
     stmt = _leaderboard_statement(include_retired, sort, descending)
-    rows = conn.execute(stmt, {"variant": variant, "limit": limit, "offset": offset})
+    rows = conn.execute(stmt, {"variant": variant, "limit": limit, "offset": offset}).all()
+    intervals = rank_intervals(conn, variant, [r.version_id for r in rows], include_retired)
     return [
         {
             "rank": offset + i + 1 if r.rank is None else r.rank,
@@ -100,9 +102,36 @@ def leaderboard(
             "elo": None if r.elo is None else round(r.elo, 1),
             "elo_ci95": None if r.ci95 is None else round(r.ci95, 1),
             "last_game_at": r.last_game_at,
+            "rank_low": intervals[r.version_id][0],
+            "rank_high": intervals[r.version_id][1],
         }
         for i, r in enumerate(rows)
     ]
+
+
+def rank_intervals(
+    conn: Connection, variant: str, version_ids: Sequence[int], include_retired: bool = False
+) -> dict[int, tuple[int, int]]:
+    """The 95% interval of the true place (arena/league/ranks.py) of each of `version_ids`
+    among the versions the leaderboard ranks: one read of the variant's (mu, sigma), through
+    the ratings' (variant) index, a few thousand rows at most."""
+    if not version_ids:
+        return {}
+    states = [VersionState.ACTIVE]
+    if include_retired:
+        states += [VersionState.RETIRED, VersionState.DISABLED]
+    table = conn.execute(
+        sa.select(ratings.c.version_id, ratings.c.mu, ratings.c.sigma)
+        .join(versions, versions.c.id == ratings.c.version_id)
+        .where(ratings.c.variant == variant, versions.c.state.in_(states))
+    ).all()
+    where = {vid: i for i, (vid, _, _) in enumerate(table)}
+    ranks = RankTable([(mu, sigma) for _, mu, sigma in table])
+    out = {}
+    for vid in version_ids:
+        iv = ranks.interval(where[vid])
+        out[vid] = (iv.low, iv.high)
+    return out
 
 
 def leaderboard_size(conn: Connection, variant: str) -> int:

@@ -87,6 +87,12 @@ SCHEMAS: dict[str, Any] = {
             "elo": _nullable("number"),
             "elo_ci95": _nullable("number"),
             "last_game_at": _nullable("string"),
+            "rank_low": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "95% interval of the true place (docs/league.md, Matchmaking)",
+            },
+            "rank_high": {"type": "integer", "minimum": 1},
         }
     ),
     "Bot": _obj(
@@ -296,7 +302,8 @@ PATHS: dict[str, Any] = {
     "/api/v1/me": {"get": _op("whose token this is", "Me", auth=True)},
     "/api/v1/leaderboard/{variant}": {
         "get": _op(
-            "active versions by conservative rating (mu - 3 sigma)",
+            "active versions by conservative rating (mu - 3 sigma), each with the 95% interval"
+            " of its true place (rank_low..rank_high)",
             "LeaderboardPage",
             params=[
                 _param("variant", "path", _STR, "a variant label of league.toml"),

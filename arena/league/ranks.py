@@ -1,0 +1,184 @@
+"""Rank intervals: where a version's true place in its variant's table lies, 95% of the time.
+
+A leaderboard's rank is the place by the conservative rating mu - 3 sigma; what an author wants
+to know is how sure that place is. OpenSkill keeps each version's skill as a normal posterior
+N(mu, sigma^2), independent of the others', so the true place of version i is
+1 + #{j : skill_j > skill_i}. Given skill_i = x the comparisons are independent Bernoulli
+trials, P(skill_j > x) = Phi((mu_j - x) / sigma_j), and the count above is Poisson-binomial;
+over x ~ N(mu_i, sigma_i^2) the place's distribution is the mixture of those. The interval is
+its 2.5% and 97.5% quantiles ("the ranks' posterior", as Goldstein & Spiegelhalter, "League
+tables and their limitations", JRSS A 1996, compute it by simulation; here it is computed
+exactly up to the quadrature, with no random draws, so a page shows the same interval on every
+load).
+
+Cost: x takes `NODES` equal-probability quantiles of its normal (a midpoint rule); at each,
+versions whose comparison is certain (probability within 1e-9 of 0 or 1) only shift the count,
+and the uncertain ones (usually the few neighbours) are convolved exactly, or through the normal
+approximation of the Poisson-binomial when there are more than `EXACT_UP_TO` of them. A window
+over the others sorted by mu finds the uncertain ones, so a version costs about NODES x its
+neighbours, not the league's size. In a dense table (more than `DENSE` versions within reach:
+a thousand bots a few sigmas apart) the place itself is taken as normal, its mean and variance
+computed in one pass (`RankTable._dense`); the page stays fast and the interval, that wide, is
+what it says: the place is uncertain by hundreds.
+
+Caveat, stated on the pages: OpenSkill's sigma is a conservative posterior (its tau adds
+variance before every game and its update shrinks sigma more slowly than Bayes would), so the
+interval is, if anything, wider than the truth.
+"""
+
+from __future__ import annotations
+
+import bisect
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+from math import erfc
+from statistics import NormalDist
+
+#: the quadrature's points over the version's own skill
+NODES = 24
+#: most uncertain comparisons convolved exactly; beyond, a normal approximation
+EXACT_UP_TO = 80
+#: versions within reach of one beyond which its interval takes the normal approximation whole
+DENSE = 200
+#: comparisons closer than this to certain count as certain
+_CERTAIN = 1e-9
+#: how many sigmas from x a comparison can be uncertain at all (Phi(-6.1) < 1e-9)
+_REACH = 6.1
+_STD = NormalDist()
+_SQRT2 = math.sqrt(2.0)
+_SQRT2PI = math.sqrt(2.0 * math.pi)
+_QUANTILES = [_STD.inv_cdf((k + 0.5) / NODES) for k in range(NODES)]
+
+
+@dataclass(frozen=True)
+class RankInterval:
+    """Places 1 (best) .. n, both ends included."""
+
+    low: int
+    high: int
+
+    def within(self, place: int, slack: int = 1) -> bool:
+        """Whether the whole interval lies within `slack` places of `place`."""
+        return place - slack <= self.low and self.high <= place + slack
+
+
+def rank_intervals(
+    skills: Sequence[tuple[float, float]], level: float = 0.95
+) -> list[RankInterval]:
+    """The `level` interval of every version's place among `skills` ((mu, sigma) each)."""
+    table = RankTable(skills)
+    return [table.interval(i, level) for i in range(len(skills))]
+
+
+def rank_interval(
+    skills: Sequence[tuple[float, float]], index: int, level: float = 0.95
+) -> RankInterval:
+    """The `level` interval of the place of `skills[index]` among `skills`."""
+    return RankTable(skills).interval(index, level)
+
+
+class RankTable:
+    """A variant's table, made once (sorted by mu, with the widest sigma, for the window
+    search) and asked for the intervals of the versions a page shows."""
+
+    def __init__(self, skills: Sequence[tuple[float, float]]) -> None:
+        self.skills = [(float(mu), max(float(sigma), 1e-9)) for mu, sigma in skills]
+        order = sorted(range(len(self.skills)), key=lambda i: self.skills[i][0])
+        self.order = order
+        self.mus = [self.skills[i][0] for i in order]
+        self.reach = _REACH * max((s for _, s in self.skills), default=0.0)
+
+    def interval(self, index: int, level: float = 0.95) -> RankInterval:
+        n = len(self.skills)
+        skills = self.skills
+        mu, sigma = skills[index]
+        wide = _REACH * math.hypot(sigma, self.reach / _REACH)
+        lo = bisect.bisect_left(self.mus, mu - wide)
+        hi = bisect.bisect_right(self.mus, mu + wide)
+        if hi - lo > DENSE:
+            return self._dense(index, level, lo, hi)
+        pmf = [0.0] * n  # pmf[k]: probability that k others are above
+        for z in _QUANTILES:
+            x = mu + sigma * z
+            lo = bisect.bisect_left(self.mus, x - self.reach)
+            hi = bisect.bisect_right(self.mus, x + self.reach)
+            # surely above: mu beyond the widest reach (never the version itself: |x - mu|
+            # is at most 2.1 of its own sigmas)
+            above = n - hi
+            probs = []
+            for j in self.order[lo:hi]:
+                if j == index:
+                    continue
+                mj, sj = skills[j]
+                p = 0.5 * erfc((x - mj) / (sj * _SQRT2))  # P(skill_j > x)
+                if p >= 1.0 - _CERTAIN:
+                    above += 1
+                elif p > _CERTAIN:
+                    probs.append(p)
+            _add(pmf, above, probs, 1.0 / NODES)
+        tail = (1.0 - level) / 2.0
+        return RankInterval(_quantile(pmf, tail) + 1, _quantile(pmf, 1.0 - tail) + 1)
+
+    def _dense(self, index: int, level: float, lo: int, hi: int) -> RankInterval:
+        """Many comparisons uncertain at once: the count above is close to normal, with the
+        mean sum(q_j), q_j = P(skill_j > skill_i), and the variance sum(q_j (1 - q_j)) plus
+        the covariance the shared skill_i brings, sigma_i^2 ((sum g_j)^2 - sum g_j^2) to first
+        order (g_j = dq_j / dmu_i): one pass over the neighbours instead of NODES."""
+        skills = self.skills
+        mu, sigma = skills[index]
+        n = len(skills)
+        mean = float(n - hi)
+        var = g_sum = g_sq = 0.0
+        for j in self.order[lo:hi]:
+            if j == index:
+                continue
+            mj, sj = skills[j]
+            spread = math.sqrt(sigma * sigma + sj * sj)
+            z = (mj - mu) / spread
+            q = 0.5 * erfc(-z / _SQRT2)
+            mean += q
+            var += q * (1.0 - q)
+            g = math.exp(-0.5 * z * z) / (spread * _SQRT2PI)
+            g_sum += g
+            g_sq += g * g
+        var += sigma * sigma * (g_sum * g_sum - g_sq)
+        spread = _STD.inv_cdf(0.5 + level / 2.0) * math.sqrt(max(var, 0.0))
+        low = min(n - 1, max(0, math.floor(mean - spread + 0.5)))
+        high = min(n - 1, max(0, math.ceil(mean + spread - 0.5)))
+        return RankInterval(low + 1, max(low, high) + 1)
+
+
+def _add(pmf: list[float], shift: int, probs: list[float], weight: float) -> None:
+    """Add `weight` x the distribution of `shift` + a Poisson-binomial count of `probs`."""
+    if len(probs) <= EXACT_UP_TO:
+        dist = [1.0]
+        for p in probs:
+            nxt = [0.0] * (len(dist) + 1)
+            for k, q in enumerate(dist):
+                nxt[k] += q * (1.0 - p)
+                nxt[k + 1] += q * p
+            dist = nxt
+        for k, q in enumerate(dist):
+            pmf[min(shift + k, len(pmf) - 1)] += weight * q
+        return
+    mean = sum(probs)
+    sd = math.sqrt(sum(p * (1.0 - p) for p in probs)) or 1e-9
+    # the normal's mass on each count, with a continuity correction, over mean +- 8 sd only
+    first = max(0, math.floor(mean - 8.0 * sd))
+    last = min(len(probs), math.ceil(mean + 8.0 * sd))
+    scale = 1.0 / (sd * _SQRT2)
+    prev = 0.0
+    for k in range(first, last + 1):
+        cum = 1.0 if k == last else 0.5 * erfc((mean - k - 0.5) * scale)
+        pmf[min(shift + k, len(pmf) - 1)] += weight * (cum - prev)
+        prev = cum
+
+
+def _quantile(pmf: list[float], q: float) -> int:
+    total = 0.0
+    for k, p in enumerate(pmf):
+        total += p
+        if total >= q - 1e-12:
+            return k
+    return len(pmf) - 1
