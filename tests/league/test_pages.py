@@ -151,7 +151,8 @@ def test_the_leaderboard_sorts_by_any_column_without_javascript(client, world):
     assert [r[1] for r in cells(desc, "leaderboard")] == sorted(rank_order, reverse=True)
     # the current column's header links to the other direction; ranks stay ratings' ranks
     assert 'href="?sort=bot&amp;dir=asc"' in desc
-    ranks = {r[1]: r[0].split()[0] for r in cells(desc, "leaderboard")}  # "2 (1–2)": place, interval
+    # the rank cell is "2 (1-2)": the place by rating, then its 95% interval
+    ranks = {r[1]: r[0].split()[0] for r in cells(desc, "leaderboard")}
     assert ranks == {b: str(i + 1) for i, b in enumerate(rank_order)}
     wins = cells(client.get("/leaderboard/stripes?sort=wins&dir=asc").text, "leaderboard")
     assert [int(r[7]) for r in wins] == sorted(int(r[7]) for r in wins)
