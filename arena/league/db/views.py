@@ -348,6 +348,9 @@ def list_games(
     states: Sequence[str] = (GameState.FINISHED,),
     before: int | None = None,
     by_finish: bool = False,
+    since: str | None = None,
+    until: str | None = None,
+    reason: str | None = None,
 ) -> list[dict[str, Any]]:
     """Newest first: by id (the order games were scheduled), or with `by_finish` by the time
     they finished (`finished_at`, then id: the API's order, which a person expects; through
@@ -355,11 +358,21 @@ def list_games(
     goes through the seats table's (bot_id, game_id) index, so a bot's page is an index range
     scan whatever the number of games. `before` (a game id) pages by key: the page after the
     one that ended with that game, as fast at the millionth game as at the first (an offset
-    would count its way there)."""
+    would count its way there). `since` and `until` bound the finish time (timestamps as the
+    tables keep them: `since` included, `until` excluded) and `reason` is a reason code: the
+    league client's filters (`arena league games`, `download --since`)."""
     order = (games.c.finished_at.desc(), games.c.id.desc()) if by_finish else (games.c.id.desc(),)
     q = _games_select().where(games.c.state.in_(list(states)))
     if before is not None:
         q = q.where(games.c.id < before)
+    game_filters = []
+    if since is not None:
+        game_filters.append(games.c.finished_at >= since)
+    if until is not None:
+        game_filters.append(games.c.finished_at < until)
+    if reason is not None:
+        game_filters.append(games.c.reason == reason)
+    q = q.where(*game_filters)
     if bot_id is not None or version_id is not None:
         s = sa.select(seats.c.game_id)
         if before is not None:
@@ -374,10 +387,9 @@ def list_games(
             s = s.where(seats.c.outcome == outcome)
         elif list(states) == [GameState.FINISHED]:
             s = s.where(seats.c.outcome.is_not(None))
-        if by_finish:
-            s = s.join(games, games.c.id == seats.c.game_id).order_by(*order)
-        else:
-            s = s.order_by(seats.c.game_id.desc())
+        if by_finish or game_filters:
+            s = s.join(games, games.c.id == seats.c.game_id).where(*game_filters)
+        s = s.order_by(*order) if by_finish else s.order_by(seats.c.game_id.desc())
         ids = list(conn.execute(s.limit(limit).offset(offset)).scalars())
         if not ids:
             return []

@@ -406,6 +406,19 @@ PATHS: dict[str, Any] = {
                 _param("bot", "query", _STR, "games of this bot"),
                 _param("variant", "query", _STR, "games of this variant"),
                 _param("result", "query", {"enum": list(OUTCOMES)}, "as the bot saw it"),
+                _param(
+                    "since",
+                    "query",
+                    {"type": "string", "format": "date-time"},
+                    "finished at or after (ISO 8601: a date is midnight UTC, no offset is UTC)",
+                ),
+                _param("until", "query", {"type": "string", "format": "date-time"}, "before"),
+                _param(
+                    "reason",
+                    "query",
+                    {"type": "string", "pattern": "^[A-Za-z0-9_]{1,64}$"},
+                    "ended by this reason code (time_forfeit, max_turns, ...)",
+                ),
                 *_PAGE_PARAMS,
             ],
             errors=(
