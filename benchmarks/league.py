@@ -29,8 +29,8 @@ fast matchmaking settles a new version's rank.
   real arena/league/matchmaking.py and arena/league/ratings.py. Printed: the games the new
   version played, and the league's games, until its 95% rank interval (arena/league/ranks.py)
   lies within +-1 place of its true place and stays so to the horizon; median and quartiles
-  over `--seeds` seeds, the runs that never settled counted at the horizon (and counted), and
-  the ratios uncertainty / halite.
+  (nearest rank) over `--seeds` seeds, a run that did not settle within the horizon counted
+  as never (and the number of them), and the ratios uncertainty / halite.
 """
 
 from __future__ import annotations
@@ -782,28 +782,42 @@ def settling(seeds: int, bots: int, gap: float, warm: int, change: float, horizo
     )
     medians = {}
     for policy in ("halite", "uncertainty"):
-        own = [r[policy][0][0] if r[policy][0] else r[policy][1] for r in runs]
-        league_games = [r[policy][0][1] if r[policy][0] else horizon for r in runs]
-        never = sum(1 for r in runs if r[policy][0] is None)
-        medians[policy] = (statistics.median(own), statistics.median(league_games))
+        done = [r[policy][0] for r in runs]
+        own = [d[0] if d else math.inf for d in done]
+        league_games = [d[1] if d else math.inf for d in done]
+        never = sum(1 for d in done if d is None)
+        medians[policy] = (_rank_quantile(own, 0.5), _rank_quantile(league_games, 0.5))
         print(
             f"[settling] {policy:>11}: the new version's games until its rank interval is "
-            f"within +-1 place for good: median {statistics.median(own):g}, quartiles "
-            f"{_quartiles(own)}; league games meanwhile: median "
-            f"{statistics.median(league_games):g}, quartiles {_quartiles(league_games)}; "
-            f"never settled in {never} of {seeds} runs (counted at the horizon); its share "
-            f"of the games: {statistics.mean(r[policy][1] for r in runs) / horizon:.0%}"
+            f"within +-1 place for good: median {_show(own, 0.5)}, quartiles "
+            f"{_show(own, 0.25)}..{_show(own, 0.75)}; league games until then: median "
+            f"{_show(league_games, 0.5)}, quartiles {_show(league_games, 0.25)}.."
+            f"{_show(league_games, 0.75)}; not settled within the horizon in {never} of "
+            f"{seeds} runs (counted as never); its share of the league's games: "
+            f"{statistics.mean(r[policy][1] for r in runs) / horizon:.0%}"
         )
     (h_own, h_league), (u_own, u_league) = medians["halite"], medians["uncertainty"]
     print(
-        f"[settling] uncertainty / halite (median): its games {u_own / max(h_own, 1):.2f}, "
-        f"league games {u_league / max(h_league, 1):.2f} (below 1: settles sooner)"
+        f"[settling] uncertainty / halite (medians; below 1: settles sooner): its games "
+        f"{_ratio(u_own, h_own)}, league games {_ratio(u_league, h_league)}"
     )
 
 
-def _quartiles(values: list[float]) -> str:
-    q1, _, q3 = statistics.quantiles(values, n=4) if len(values) > 1 else (values * 3)
-    return f"{q1:g}..{q3:g}"
+def _rank_quantile(values: list[float], q: float) -> float:
+    """The nearest-rank quantile (works with never-settled runs as infinity)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
+def _show(values: list[float], q: float) -> str:
+    x = _rank_quantile(values, q)
+    return "never" if math.isinf(x) else f"{x:g}"
+
+
+def _ratio(new: float, old: float) -> str:
+    if math.isinf(new) or math.isinf(old):
+        return "n/a (a median never settled)"
+    return f"{new / max(old, 1):.2f}"
 
 
 def main() -> None:
@@ -815,12 +829,12 @@ def main() -> None:
     ap.add_argument("--seconds", type=float, default=10.0, help="api: load duration")
     ap.add_argument("--connections", type=int, default=8, help="api: concurrent connections")
     ap.add_argument("--postgres", default=ADMIN_URL, help="admin URL ('' to skip PostgreSQL)")
-    ap.add_argument("--seeds", type=int, default=12, help="settling: simulated leagues")
+    ap.add_argument("--seeds", type=int, default=16, help="settling: simulated leagues")
     ap.add_argument("--sim-bots", type=int, default=100, help="settling: bots a league")
     ap.add_argument("--gap", type=float, default=5.0, help="settling: mean skill gap")
     ap.add_argument("--warm", type=int, default=50, help="settling: games a bot before")
     ap.add_argument("--change", type=float, default=10.0, help="settling: new version's change")
-    ap.add_argument("--horizon", type=int, default=2000, help="settling: league games a run")
+    ap.add_argument("--horizon", type=int, default=4000, help="settling: league games a run")
     args = ap.parse_args()
     pg = args.postgres or None
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
