@@ -41,6 +41,9 @@ NODES = 24
 EXACT_UP_TO = 80
 #: versions within reach of one beyond which its interval takes the normal approximation whole
 DENSE = 200
+#: a dense table's grid of x, and the quantiles of a version's skill its mixture takes
+GRID = 240
+DENSE_NODES = 160
 #: comparisons closer than this to certain count as certain
 _CERTAIN = 1e-9
 #: how many sigmas from x a comparison can be uncertain at all (Phi(-6.1) < 1e-9)
@@ -49,6 +52,7 @@ _STD = NormalDist()
 _SQRT2 = math.sqrt(2.0)
 _SQRT2PI = math.sqrt(2.0 * math.pi)
 _QUANTILES = [_STD.inv_cdf((k + 0.5) / NODES) for k in range(NODES)]
+_DENSE_QUANTILES = [_STD.inv_cdf((k + 0.5) / DENSE_NODES) for k in range(DENSE_NODES)]
 
 
 @dataclass(frozen=True)
@@ -88,6 +92,7 @@ class RankTable:
         self.order = order
         self.mus = [self.skills[i][0] for i in order]
         self.reach = _REACH * max((s for _, s in self.skills), default=0.0)
+        self._dense_grid: tuple[list[float], list[float], list[float]] | None = None
 
     def interval(self, index: int, level: float = 0.95) -> RankInterval:
         n = len(self.skills)
@@ -97,7 +102,7 @@ class RankTable:
         lo = bisect.bisect_left(self.mus, mu - wide)
         hi = bisect.bisect_right(self.mus, mu + wide)
         if hi - lo > DENSE:
-            return self._dense(index, level, lo, hi)
+            return self._dense(index, level)
         pmf = [0.0] * n  # pmf[k]: probability that k others are above
         for z in _QUANTILES:
             x = mu + sigma * z
@@ -120,33 +125,68 @@ class RankTable:
         tail = (1.0 - level) / 2.0
         return RankInterval(_quantile(pmf, tail) + 1, _quantile(pmf, 1.0 - tail) + 1)
 
-    def _dense(self, index: int, level: float, lo: int, hi: int) -> RankInterval:
-        """Many comparisons uncertain at once: the count above is close to normal, with the
-        mean sum(q_j), q_j = P(skill_j > skill_i), and the variance sum(q_j (1 - q_j)) plus
-        the covariance the shared skill_i brings, sigma_i^2 ((sum g_j)^2 - sum g_j^2) to first
-        order (g_j = dq_j / dmu_i): one pass over the neighbours instead of NODES."""
-        skills = self.skills
-        mu, sigma = skills[index]
-        n = len(skills)
-        mean = float(n - hi)
-        var = g_sum = g_sq = 0.0
-        for j in self.order[lo:hi]:
-            if j == index:
-                continue
-            mj, sj = skills[j]
-            spread = math.sqrt(sigma * sigma + sj * sj)
-            z = (mj - mu) / spread
-            q = 0.5 * erfc(-z / _SQRT2)
-            mean += q
-            var += q * (1.0 - q)
-            g = math.exp(-0.5 * z * z) / (spread * _SQRT2PI)
-            g_sum += g
-            g_sq += g * g
-        var += sigma * sigma * (g_sum * g_sum - g_sq)
-        spread = _STD.inv_cdf(0.5 + level / 2.0) * math.sqrt(max(var, 0.0))
-        low = min(n - 1, max(0, math.floor(mean - spread + 0.5)))
-        high = min(n - 1, max(0, math.ceil(mean + spread - 0.5)))
-        return RankInterval(low + 1, max(low, high) + 1)
+    def _dense(self, index: int, level: float) -> RankInterval:
+        """Many comparisons uncertain at once: given skill_i = x the count above is close to
+        normal, with mean m(x) = sum_j P(skill_j > x) and variance v(x) = sum_j p (1 - p);
+        both are read off a grid made once per table (`_grid`), less the version's own term,
+        at `DENSE_NODES` quantiles of x, and the mixture's quantiles found by bisection."""
+        xs, means, variances = self._grid()
+        mu, sigma = self.skills[index]
+        n = len(self.skills)
+        nodes = []
+        for z in _DENSE_QUANTILES:
+            x = mu + sigma * z
+            own = 0.5 * erfc((x - mu) / (sigma * _SQRT2))
+            m = _interpolate(xs, means, x) - own
+            v = max(_interpolate(xs, variances, x) - own * (1.0 - own), 1e-12)
+            nodes.append((m, 1.0 / math.sqrt(2.0 * v)))
+
+        def cdf(k: int) -> float:  # P(count above <= k), with a continuity correction
+            return sum(0.5 * erfc((m - k - 0.5) * scale) for m, scale in nodes) / len(nodes)
+
+        def quantile(q: float) -> int:
+            lo, hi = 0, n - 1
+            while lo < hi:
+                mid = (lo + hi) // 2
+                if cdf(mid) >= q:
+                    hi = mid
+                else:
+                    lo = mid + 1
+            return lo
+
+        tail = (1.0 - level) / 2.0
+        return RankInterval(quantile(tail) + 1, quantile(1.0 - tail) + 1)
+
+    def _grid(self) -> tuple[list[float], list[float], list[float]]:
+        """m(x) and v(x) over every version, at `GRID` points spanning the skills (made on the
+        first dense interval a table is asked for: a page of them shares it)."""
+        if self._dense_grid is None:
+            widest = max(s for _, s in self.skills)
+            lo = self.mus[0] - 2.5 * widest
+            hi = self.mus[-1] + 2.5 * widest
+            xs = [lo + (hi - lo) * g / (GRID - 1) for g in range(GRID)]
+            means, variances = [], []
+            for x in xs:
+                m = v = 0.0
+                for mj, sj in self.skills:
+                    p = 0.5 * erfc((x - mj) / (sj * _SQRT2))
+                    m += p
+                    v += p * (1.0 - p)
+                means.append(m)
+                variances.append(v)
+            self._dense_grid = (xs, means, variances)
+        return self._dense_grid
+
+
+def _interpolate(xs: list[float], ys: list[float], x: float) -> float:
+    if x <= xs[0]:
+        return ys[0]
+    if x >= xs[-1]:
+        return ys[-1]
+    step = xs[1] - xs[0]
+    g = min(int((x - xs[0]) / step), len(xs) - 2)
+    frac = (x - xs[g]) / step
+    return ys[g] + (ys[g + 1] - ys[g]) * frac
 
 
 def _add(pmf: list[float], shift: int, probs: list[float], weight: float) -> None:
