@@ -92,7 +92,8 @@ class RankTable:
         self.order = order
         self.mus = [self.skills[i][0] for i in order]
         self.reach = _REACH * max((s for _, s in self.skills), default=0.0)
-        self._dense_grid: tuple[list[float], list[float], list[float]] | None = None
+        #: a dense table's grid: its first x, its step, and the points computed so far
+        self._grid: tuple[float, float, dict[int, tuple[float, float]]] | None = None
 
     def interval(self, index: int, level: float = 0.95) -> RankInterval:
         n = len(self.skills)
@@ -128,17 +129,17 @@ class RankTable:
     def _dense(self, index: int, level: float) -> RankInterval:
         """Many comparisons uncertain at once: given skill_i = x the count above is close to
         normal, with mean m(x) = sum_j P(skill_j > x) and variance v(x) = sum_j p (1 - p);
-        both are read off a grid made once per table (`_grid`), less the version's own term,
-        at `DENSE_NODES` quantiles of x, and the mixture's quantiles found by bisection."""
-        xs, means, variances = self._grid()
+        both are read off a grid the table's rows share (`_at`), less the version's own
+        term, at `DENSE_NODES` quantiles of x; the mixture's quantiles found by bisection."""
         mu, sigma = self.skills[index]
         n = len(self.skills)
         nodes = []
         for z in _DENSE_QUANTILES:
             x = mu + sigma * z
             own = 0.5 * erfc((x - mu) / (sigma * _SQRT2))
-            m = _interpolate(xs, means, x) - own
-            v = max(_interpolate(xs, variances, x) - own * (1.0 - own), 1e-12)
+            m, v = self._at(x)
+            m -= own
+            v = max(v - own * (1.0 - own), 1e-12)
             nodes.append((m, 1.0 / math.sqrt(2.0 * v)))
 
         def cdf(k: int) -> float:  # P(count above <= k), with a continuity correction
@@ -157,36 +158,33 @@ class RankTable:
         tail = (1.0 - level) / 2.0
         return RankInterval(quantile(tail) + 1, quantile(1.0 - tail) + 1)
 
-    def _grid(self) -> tuple[list[float], list[float], list[float]]:
-        """m(x) and v(x) over every version, at `GRID` points spanning the skills (made on the
-        first dense interval a table is asked for: a page of them shares it)."""
-        if self._dense_grid is None:
+    def _at(self, x: float) -> tuple[float, float]:
+        """m(x) and v(x) over every version, interpolated on a grid of `GRID` points spanning
+        the skills; each point is computed when first needed and kept, so a page of rows
+        shares them and a page near the top never computes the bottom's."""
+        if self._grid is None:
             widest = max(s for _, s in self.skills)
             lo = self.mus[0] - 2.5 * widest
-            hi = self.mus[-1] + 2.5 * widest
-            xs = [lo + (hi - lo) * g / (GRID - 1) for g in range(GRID)]
-            means, variances = [], []
-            for x in xs:
-                m = v = 0.0
-                for mj, sj in self.skills:
-                    p = 0.5 * erfc((x - mj) / (sj * _SQRT2))
-                    m += p
-                    v += p * (1.0 - p)
-                means.append(m)
-                variances.append(v)
-            self._dense_grid = (xs, means, variances)
-        return self._dense_grid
+            self._grid = (lo, (self.mus[-1] + 2.5 * widest - lo) / (GRID - 1), {})
+        lo, step, _ = self._grid
+        at = min(max((x - lo) / step, 0.0), GRID - 1.0)
+        g = min(int(at), GRID - 2)
+        frac = at - g
+        (m0, v0), (m1, v1) = self._point(g), self._point(g + 1)
+        return m0 + (m1 - m0) * frac, v0 + (v1 - v0) * frac
 
-
-def _interpolate(xs: list[float], ys: list[float], x: float) -> float:
-    if x <= xs[0]:
-        return ys[0]
-    if x >= xs[-1]:
-        return ys[-1]
-    step = xs[1] - xs[0]
-    g = min(int((x - xs[0]) / step), len(xs) - 2)
-    frac = (x - xs[g]) / step
-    return ys[g] + (ys[g + 1] - ys[g]) * frac
+    def _point(self, g: int) -> tuple[float, float]:
+        assert self._grid is not None
+        lo, step, points = self._grid
+        if g not in points:
+            x = lo + step * g
+            m = v = 0.0
+            for mj, sj in self.skills:
+                p = 0.5 * erfc((x - mj) / (sj * _SQRT2))
+                m += p
+                v += p * (1.0 - p)
+            points[g] = (m, v)
+        return points[g]
 
 
 def _add(pmf: list[float], shift: int, probs: list[float], weight: float) -> None:
