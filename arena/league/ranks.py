@@ -43,7 +43,7 @@ EXACT_UP_TO = 80
 DENSE = 200
 #: a dense table's grid of x, and the quantiles of a version's skill its mixture takes
 GRID = 240
-DENSE_NODES = 160
+DENSE_NODES = 64
 #: comparisons closer than this to certain count as certain
 _CERTAIN = 1e-9
 #: how many sigmas from x a comparison can be uncertain at all (Phi(-6.1) < 1e-9)
@@ -145,8 +145,27 @@ class RankTable:
         def cdf(k: int) -> float:  # P(count above <= k), with a continuity correction
             return sum(0.5 * erfc((m - k - 0.5) * scale) for m, scale in nodes) / len(nodes)
 
+        # start from the mixture's normal approximation and gallop to the crossing, then
+        # bisect: a few cdf evaluations a quantile, not log2(n)
+        mean = sum(m for m, _ in nodes) / len(nodes)
+        var = sum(0.5 / (scale * scale) + (m - mean) ** 2 for m, scale in nodes) / len(nodes)
+
         def quantile(q: float) -> int:
-            lo, hi = 0, n - 1
+            guess = mean + _STD.inv_cdf(q) * math.sqrt(var)
+            k = min(n - 1, max(0, round(guess)))
+            step = 1
+            if cdf(k) >= q:  # the answer is k or below
+                hi = k
+                while hi > 0 and cdf(max(0, hi - step)) >= q:
+                    hi = max(0, hi - step)
+                    step *= 2
+                lo = max(0, hi - step)
+            else:  # above k
+                lo = k + 1
+                while lo < n - 1 and cdf(min(n - 1, lo + step - 1)) < q:
+                    lo = min(n - 1, lo + step)
+                    step *= 2
+                hi = min(n - 1, lo + step - 1)
             while lo < hi:
                 mid = (lo + hi) // 2
                 if cdf(mid) >= q:
@@ -159,16 +178,22 @@ class RankTable:
         return RankInterval(quantile(tail) + 1, quantile(1.0 - tail) + 1)
 
     def _at(self, x: float) -> tuple[float, float]:
-        """m(x) and v(x) over every version, interpolated on a grid of `GRID` points spanning
-        the skills; each point is computed when first needed and kept, so a page of rows
-        shares them and a page near the top never computes the bottom's."""
+        """m(x) and v(x) over every version, interpolated on a grid over the skills; each
+        point is computed when first needed and kept, so a page of rows shares them and a page
+        near the top never computes the bottom's."""
         if self._grid is None:
+            # a step of half the narrowest sigma: m and v change on the scale of the sigmas
+            # (each term is a normal's cdf), so linear interpolation is exact to a fraction of
+            # a place; at most GRID points
             widest = max(s for _, s in self.skills)
+            narrowest = min(s for _, s in self.skills)
             lo = self.mus[0] - 2.5 * widest
-            self._grid = (lo, (self.mus[-1] + 2.5 * widest - lo) / (GRID - 1), {})
+            span = self.mus[-1] + 2.5 * widest - lo
+            step = max(narrowest / 2.0, span / (GRID - 1))
+            self._grid = (lo, step, {})
         lo, step, _ = self._grid
-        at = min(max((x - lo) / step, 0.0), GRID - 1.0)
-        g = min(int(at), GRID - 2)
+        at = max((x - lo) / step, 0.0)
+        g = int(at)
         frac = at - g
         (m0, v0), (m1, v1) = self._point(g), self._point(g + 1)
         return m0 + (m1 - m0) * frac, v0 + (v1 - v0) * frac

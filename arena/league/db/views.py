@@ -74,15 +74,22 @@ def leaderboard(
     include_retired: bool = False,
     sort: str = "rank",
     descending: bool = False,
+    intervals: bool = True,
 ) -> list[dict[str, Any]]:
-    """Versions by conservative rating (mu - 3 sigma), with their official Elo if fitted.
+    """Versions by conservative rating (mu - 3 sigma), with their official Elo if fitted and
+    (`intervals`) the 95% interval of their true place (`rank_low`, `rank_high`; None
+    without).
 
     `rank` is always the place by rating; `sort` (one of LEADERBOARD_SORTS) only orders the
     rows, ties broken by rank. A variant has at most a few thousand versions, so any order is
     a sort of that many rows."""
     stmt = _leaderboard_statement(include_retired, sort, descending)
     rows = conn.execute(stmt, {"variant": variant, "limit": limit, "offset": offset}).all()
-    intervals = rank_intervals(conn, variant, [r.version_id for r in rows], include_retired)
+    places = (
+        rank_intervals(conn, variant, [r.version_id for r in rows], include_retired)
+        if intervals
+        else {}
+    )
     return [
         {
             "rank": offset + i + 1 if r.rank is None else r.rank,
@@ -102,8 +109,8 @@ def leaderboard(
             "elo": None if r.elo is None else round(r.elo, 1),
             "elo_ci95": None if r.ci95 is None else round(r.ci95, 1),
             "last_game_at": r.last_game_at,
-            "rank_low": intervals[r.version_id][0],
-            "rank_high": intervals[r.version_id][1],
+            "rank_low": places.get(r.version_id, (None, None))[0],
+            "rank_high": places.get(r.version_id, (None, None))[1],
         }
         for i, r in enumerate(rows)
     ]
