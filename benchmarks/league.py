@@ -1,7 +1,8 @@
-"""League benchmarks: scheduling overhead, API throughput under load, reads at scale.
+"""League benchmarks: scheduling overhead, API throughput under load, reads at scale, and how
+fast matchmaking settles a new version's rank.
 
-    python benchmarks/league.py [--only throughput|api|scale] [--games N] [--bots N]
-                                [--postgres URL] [--seconds S]
+    python benchmarks/league.py [--only throughput|api|scale|settling] [--games N] [--bots N]
+                                [--postgres URL] [--seconds S] [--seeds N] [--gap G]
 
 - throughput: instant-reply bots (the C random bot, two copies) on one variant at concurrency
   2, played by `arena tournament run` and by `arena league serve` (house bots); games per second
@@ -17,13 +18,28 @@
   leaderboard sorted two ways, a bot's page, a game's page with its replay, the games list
   and a page of it far back), each rendered through the real app with the read cache emptied
   before every request: median and p99 milliseconds (target: under 100 ms).
+- settling: a simulated league (no processes, no database) of `--sim-bots` bots of known
+  strength: true skills drawn uniformly, `--gap` OpenSkill units apart on average, results drawn
+  from them with the rating model's own win probability (logistic in the skill difference over
+  sqrt(2) beta). It is settled first by `--warm` games a bot under the old policy (ratings from
+  mu = truth, as a league that has run for long), then a new version of a random bot (true
+  skill its predecessor's plus N(0, `--change`), mu inherited, fresh sigma, as the league
+  does) enters, and each policy (`halite`, the old one, as the baseline, and `uncertainty`)
+  plays `--horizon` league games from that same state with the same new version, through the
+  real arena/league/matchmaking.py and arena/league/ratings.py. Printed: the games the new
+  version played, and the league's games, until its 95% rank interval (arena/league/ranks.py)
+  lies within +-1 place of its true place and stays so to the horizon; median and quartiles
+  (nearest rank) over `--seeds` seeds, a run that did not settle within the horizon counted
+  as never (and the number of them), and the ratios uncertainty / halite.
 """
 
 from __future__ import annotations
 
 import argparse
 import contextlib
+import dataclasses
 import json
+import math
 import os
 import random
 import re
@@ -45,7 +61,10 @@ import sqlalchemy as sa  # noqa: E402
 from arena.league import migrations  # noqa: E402
 from arena.league.db import ledger, schema, views  # noqa: E402
 from arena.league.db.database import Database  # noqa: E402
-from arena.league.ratings import MU0, SIGMA0  # noqa: E402
+from arena.league.matchmaking import plan_game  # noqa: E402
+from arena.league.ranks import RankTable  # noqa: E402
+from arena.league.ratings import BETA, MU0, SIGMA0, Skill, rate  # noqa: E402
+from arena.league.settings import Matchmaking  # noqa: E402
 
 ADMIN_URL = os.environ.get(
     "ARENA_TEST_POSTGRES", "postgresql+psycopg://arena:arena@127.0.0.1:5432/arena"
@@ -669,20 +688,160 @@ def throughput_and_api(games: int, seconds: float, connections: int, pg: str | N
                 )
 
 
+# --- settling: how many games a new version needs before its rank settles -------------------
+
+
+@dataclasses.dataclass
+class SimLeague:
+    """A simulated variant: true skills, ratings, game counts and last game times."""
+
+    true: list[float]
+    skills: list[Skill]
+    games: list[int]
+    last: list[int]
+    clock: int = 0
+
+    def copy(self) -> SimLeague:
+        return SimLeague(
+            list(self.true), list(self.skills), list(self.games), list(self.last), self.clock
+        )
+
+
+def sim_play(
+    league: SimLeague,
+    policy: str,
+    count: int,
+    rng: random.Random,
+    results: random.Random,
+    watch: int | None = None,
+) -> tuple[tuple[int, int] | None, int]:
+    """Play `count` games under `policy`. With `watch` (a bot's index): when its rank interval
+    settled for good, as (its games, the league's games) then, or None; and its games."""
+    mm = Matchmaking(policy=policy)
+    scale = math.sqrt(2.0) * BETA
+    place = None
+    if watch is not None:
+        mine = league.true[watch]
+        place = 1 + sum(1 for j, t in enumerate(league.true) if j != watch and t > mine)
+    settled: tuple[int, int] | None = None
+    played = 0
+    for step in range(1, count + 1):
+        league.clock += 1
+        pool = [
+            ledger.Candidate(i, i, s.mu, s.sigma, league.games[i], f"{league.last[i]:012d}")
+            for i, s in enumerate(league.skills)
+        ]
+        pairing = plan_game(rng, mm, ["v"], {}, {"v": pool})
+        assert pairing is not None
+        a, b = pairing.seats
+        p_a = 1.0 / (1.0 + math.exp(-(league.true[a] - league.true[b]) / scale))
+        won = 1.0 if results.random() < p_a else 0.0
+        league.skills[a], league.skills[b] = rate(league.skills[a], league.skills[b], won)
+        for x in (a, b):
+            league.games[x] += 1
+            league.last[x] = league.clock
+        if watch in (a, b):
+            played += 1
+            table = RankTable([(s.mu, s.sigma) for s in league.skills])
+            if table.interval(watch).within(place):
+                settled = settled or (played, step)
+            else:
+                settled = None
+    return settled, played
+
+
+def settling_run(
+    seed: int, bots: int, gap: float, warm: int, change: float, horizon: int
+) -> dict[str, tuple[tuple[int, int] | None, int]]:
+    rng = random.Random(seed)
+    true = [rng.uniform(0.0, bots * gap) for _ in range(bots)]
+    shift = MU0 - bots * gap / 2.0
+    league = SimLeague(true, [Skill(t + shift, SIGMA0 / 4) for t in true], [0] * bots, [0] * bots)
+    sim_play(league, "halite", warm * bots // 2, random.Random(seed + 1), random.Random(seed + 2))
+    new = rng.randrange(bots)
+    new_true = league.true[new] + rng.gauss(0.0, change)
+    out = {}
+    for policy in ("halite", "uncertainty"):  # the same state, the same new version
+        run = league.copy()
+        run.true[new] = new_true
+        run.skills[new] = Skill(league.skills[new].mu, SIGMA0)
+        run.games[new] = 0
+        out[policy] = sim_play(
+            run, policy, horizon, random.Random(seed + 3), random.Random(seed + 4), watch=new
+        )
+    return out
+
+
+def settling(seeds: int, bots: int, gap: float, warm: int, change: float, horizon: int) -> None:
+    started = time.perf_counter()
+    runs = [settling_run(s, bots, gap, warm, change, horizon) for s in range(seeds)]
+    print(
+        f"[settling] {bots} bots {gap:g} apart on average, settled by {warm} games a bot, a new "
+        f"version changed by N(0, {change:g}); {horizon} league games a run, {seeds} seeds, "
+        f"{time.perf_counter() - started:.0f} s"
+    )
+    medians = {}
+    for policy in ("halite", "uncertainty"):
+        done = [r[policy][0] for r in runs]
+        own = [d[0] if d else math.inf for d in done]
+        league_games = [d[1] if d else math.inf for d in done]
+        never = sum(1 for d in done if d is None)
+        medians[policy] = (_rank_quantile(own, 0.5), _rank_quantile(league_games, 0.5))
+        print(
+            f"[settling] {policy:>11}: the new version's games until its rank interval is "
+            f"within +-1 place for good: median {_show(own, 0.5)}, quartiles "
+            f"{_show(own, 0.25)}..{_show(own, 0.75)}; league games until then: median "
+            f"{_show(league_games, 0.5)}, quartiles {_show(league_games, 0.25)}.."
+            f"{_show(league_games, 0.75)}; not settled within the horizon in {never} of "
+            f"{seeds} runs (counted as never); its share of the league's games: "
+            f"{statistics.mean(r[policy][1] for r in runs) / horizon:.0%}"
+        )
+    (h_own, h_league), (u_own, u_league) = medians["halite"], medians["uncertainty"]
+    print(
+        f"[settling] uncertainty / halite (medians; below 1: settles sooner): its games "
+        f"{_ratio(u_own, h_own)}, league games {_ratio(u_league, h_league)}"
+    )
+
+
+def _rank_quantile(values: list[float], q: float) -> float:
+    """The nearest-rank quantile (works with never-settled runs as infinity)."""
+    ordered = sorted(values)
+    return ordered[min(len(ordered) - 1, max(0, math.ceil(q * len(ordered)) - 1))]
+
+
+def _show(values: list[float], q: float) -> str:
+    x = _rank_quantile(values, q)
+    return "never" if math.isinf(x) else f"{x:g}"
+
+
+def _ratio(new: float, old: float) -> str:
+    if math.isinf(new) or math.isinf(old):
+        return "n/a (a median never settled)"
+    return f"{new / max(old, 1):.2f}"
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--only", choices=("throughput", "scale"))
+    ap.add_argument("--only", choices=("throughput", "scale", "settling"))
     ap.add_argument("--games", type=int, default=1_000_000, help="scale: recorded games")
     ap.add_argument("--bots", type=int, default=1000, help="scale: bots")
     ap.add_argument("--played", type=int, default=120, help="throughput: games per run")
     ap.add_argument("--seconds", type=float, default=10.0, help="api: load duration")
     ap.add_argument("--connections", type=int, default=8, help="api: concurrent connections")
     ap.add_argument("--postgres", default=ADMIN_URL, help="admin URL ('' to skip PostgreSQL)")
+    ap.add_argument("--seeds", type=int, default=16, help="settling: simulated leagues")
+    ap.add_argument("--sim-bots", type=int, default=100, help="settling: bots a league")
+    ap.add_argument("--gap", type=float, default=5.0, help="settling: mean skill gap")
+    ap.add_argument("--warm", type=int, default=50, help="settling: games a bot before")
+    ap.add_argument("--change", type=float, default=10.0, help="settling: new version's change")
+    ap.add_argument("--horizon", type=int, default=4000, help="settling: league games a run")
     args = ap.parse_args()
     pg = args.postgres or None
     print(f"machine: {os.cpu_count()} cores, load average {os.getloadavg()[0]:.1f}")
     if args.only in (None, "throughput"):
         throughput_and_api(args.played, args.seconds, args.connections, pg)
+    if args.only in (None, "settling"):
+        settling(args.seeds, args.sim_bots, args.gap, args.warm, args.change, args.horizon)
     if args.only in (None, "scale"):
         with tempfile.TemporaryDirectory() as t:
             scale(f"sqlite:///{Path(t) / 'scale.sqlite'}", "sqlite", args.bots, args.games)

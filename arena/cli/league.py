@@ -1,4 +1,5 @@
-"""`arena league init|serve|migrate|user|bot`: host a league on this machine (docs/league.md)."""
+"""`arena league init|serve|migrate|user|bot`: host a league on this machine; `submit`,
+`leaderboard`, `games`, `download`, `logs`: the client of a league server (docs/league.md)."""
 
 from __future__ import annotations
 
@@ -15,7 +16,7 @@ from arena.errors import ArenaError
 def register(sub: argparse._SubParsersAction) -> None:
     p = sub.add_parser(
         "league",
-        help="host a league: init, serve, migrate, user add, bot add",
+        help="host a league (init, serve, ...) or use one (submit, leaderboard, games, ...)",
         description="A league server: people submit bots, which then play rated games around "
         "the clock. See docs/league.md.",
     )
@@ -159,6 +160,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     # the command runs: `arena --help` imports no arena.league module, see
     # tests/referee/test_cli_imports.py)
     _register_submit(lsub)
+    _register_client(lsub)
 
 
 #: the token when --token is not given (keeps it out of shell history and `ps`)
@@ -217,6 +219,130 @@ def cmd_submit(args: argparse.Namespace) -> int:
         timeout=args.timeout,
         verdict_timeout=args.verdict_timeout,
     )
+
+
+def _register_client(lsub: argparse._SubParsersAction) -> None:
+    """The league client's reads, like Kaggle's CLI: the league's URL first, the same token as
+    `submit` (docs/league.md, "The league client")."""
+
+    def common(p: argparse.ArgumentParser, json_too: bool = True) -> None:
+        p.add_argument(
+            "url", metavar="URL", help="the league's address, e.g. https://league.example"
+        )
+        p.add_argument("--token", default=None, help=f"your API token (default: ${TOKEN_ENV})")
+        if json_too:
+            p.add_argument("--json", action="store_true", help="print the API's JSON")
+
+    lb = lsub.add_parser(
+        "leaderboard",
+        help="a league's tables, with each bot's 95%% rank interval",
+        description="Print each variant's leaderboard (or VARIANT's): place by rating, the 95%% "
+        "interval of the bot's true place, rating, games, results, official Elo.",
+    )
+    common(lb)
+    lb.add_argument("variant", nargs="?", metavar="VARIANT", help="one variant (default: all)")
+    lb.add_argument("--limit", type=_count, default=50, metavar="N", help="rows a variant (50)")
+    lb.set_defaults(func=cmd_leaderboard)
+
+    g = lsub.add_parser(
+        "games",
+        help="finished games, newest first, with filters",
+        description="List a league's finished games, newest first by finish time.",
+    )
+    common(g)
+    _game_filters(g)
+    g.add_argument("--result", choices=("win", "draw", "loss", "forfeit"), help="as --bot saw it")
+    g.add_argument("--reason", metavar="CODE", help="ended by this reason (time_forfeit, ...)")
+    g.add_argument("--limit", type=_count, default=50, metavar="N", help="games at most (50)")
+    g.set_defaults(func=cmd_games)
+
+    d = lsub.add_parser(
+        "download",
+        help="a game's record to a file, or every game of a bot since a date",
+        description="Download GAME's record (arena-record/1, for `arena replay`) to a file, or "
+        "with --bot NAME --since DATE every finished game of that bot since then as "
+        "DIR/game-ID.json; files already there are skipped, so running it again resumes.",
+    )
+    common(d, json_too=False)
+    d.add_argument("game", nargs="?", type=_game_id, metavar="GAME", help="a game id")
+    _game_filters(d)
+    d.add_argument(
+        "-o",
+        "--output",
+        metavar="PATH",
+        help="GAME: the file (default game-GAME.json); --bot: the directory (default .)",
+    )
+    d.set_defaults(func=cmd_download)
+
+    lg = lsub.add_parser(
+        "logs",
+        help="your bot's stderr and log lines in a game (owner only)",
+        description="Print the stderr and the log lines of your bot(s) in GAME; only the bot's "
+        "owner (or an admin) may read them.",
+    )
+    common(lg)
+    lg.add_argument("game", type=_game_id, metavar="GAME", help="a game id")
+    lg.set_defaults(func=cmd_logs)
+
+
+def _game_filters(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--bot", metavar="NAME", help="games of this bot")
+    p.add_argument("--variant", metavar="LABEL", help="games of this variant")
+    p.add_argument("--since", metavar="DATE", help="finished at or after (ISO 8601, UTC)")
+    p.add_argument("--until", metavar="DATE", help="finished before (ISO 8601, UTC)")
+
+
+def cmd_leaderboard(args: argparse.Namespace) -> int:
+    from arena.league.client import run_leaderboard
+
+    return run_leaderboard(args.url, args.variant, args.token, limit=args.limit, as_json=args.json)
+
+
+def cmd_games(args: argparse.Namespace) -> int:
+    from arena.league.client import run_games
+
+    filters = {
+        "bot": args.bot,
+        "variant": args.variant,
+        "since": args.since,
+        "until": args.until,
+        "result": args.result,
+        "reason": args.reason,
+    }
+    return run_games(args.url, filters, args.token, limit=args.limit, as_json=args.json)
+
+
+def cmd_download(args: argparse.Namespace) -> int:
+    from arena.league.client import run_download
+
+    return run_download(
+        args.url,
+        args.game,
+        args.token,
+        bot=args.bot,
+        since=args.since,
+        until=args.until,
+        variant=args.variant,
+        output=args.output,
+    )
+
+
+def cmd_logs(args: argparse.Namespace) -> int:
+    from arena.league.client import run_logs
+
+    return run_logs(args.url, args.game, args.token, as_json=args.json)
+
+
+def _count(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 1_000_000:
+        raise argparse.ArgumentTypeError(f"expected an integer from 1 to 1000000, got {text!r}")
+    return int(text)
+
+
+def _game_id(text: str) -> int:
+    if not text.isdigit() or not 0 <= int(text) < 2**63:
+        raise argparse.ArgumentTypeError(f"expected a game id (a number), got {text!r}")
+    return int(text)
 
 
 def _seconds(text: str) -> float:

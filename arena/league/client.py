@@ -1,17 +1,20 @@
-"""`arena league submit`: upload a bot directory to a league server.
+"""The league client: `arena league submit`, `leaderboard`, `games`, `download`, `logs`.
 
-The client is deliberately small and uses only the standard library (urllib), so submitting
-needs nothing but the arena itself: the directory is packed with `pack_bot_dir` (deterministic,
-so the same directory is the same archive), POSTed to `URL/api/v1/bots` as
-`application/gzip` with the user's bearer token, and the server's JSON answer is shown. Every
-failure (unreachable server, wrong token, refused archive) is one line naming the problem,
-with the server's own message when it sent one.
+The client is deliberately small and uses only the standard library (urllib), so it needs
+nothing but the arena itself. `submit` packs a directory with `pack_bot_dir` (deterministic,
+so the same directory is the same archive), POSTs it to `URL/api/v1/bots` as
+`application/gzip` with the user's bearer token, and shows the server's JSON answer. The others
+read the JSON API (docs/league.md, "The league client"), like Kaggle's CLI: every command takes
+the league's URL first and the same token (`--token`, else $ARENA_TOKEN); the public reads send
+it when there is one, `logs` needs it. Every failure (unreachable server, wrong token, not the
+owner, no such game, a bad date) is one line naming the problem, with the server's own message
+when it sent one (`ClientError`, an ArenaError: the CLI prints it without a traceback).
 
-`--wait` follows the version (GET its `url`, once a second) through its validation and then,
-for a version that replaced an earlier one, its candidate verdicts (docs/league.md, "Candidate
-verdicts"): one line per variant each time its figures change, until every test is over, or
-`--verdict-timeout` passes (an error saying the test goes on). Ctrl-C stops following, not the
-test, and says where to look.
+`submit --wait` follows the version (GET its `url`, once a second) through its validation and
+then, for a version that replaced an earlier one, its candidate verdicts (docs/league.md,
+"Candidate verdicts"): one line per variant each time its figures change, until every test is
+over, or `--verdict-timeout` passes (an error saying the test goes on). Ctrl-C stops
+following, not the test, and says where to look.
 """
 
 from __future__ import annotations
@@ -23,11 +26,13 @@ import time
 import urllib.error
 import urllib.parse
 import urllib.request
+from pathlib import Path
 from typing import Any
 
 from arena import __version__
 from arena.errors import ArenaError
 from arena.league.archives import pack_bot_dir
+from arena.league.when import table_time
 from arena.referee.channel import STDERR_SEPARATOR
 
 SUBMIT_PATH = "/api/v1/bots"
@@ -37,6 +42,12 @@ TOKEN_ENV = "ARENA_TOKEN"  # as arena/cli/league.py
 DEFAULT_TIMEOUT = 600.0
 #: how long `--wait` follows candidate verdicts (hundreds of games at the most)
 VERDICT_TIMEOUT = 3600.0
+#: the API's largest page (arena/league/web/api.py MAX_LIMIT)
+PAGE = 200
+
+
+class ClientError(ArenaError):
+    """A league request that failed: unreachable, refused (401/403/404/422), not JSON."""
 
 
 def submit(url: str, archive: bytes, token: str, *, timeout: float = DEFAULT_TIMEOUT) -> Any:
@@ -80,14 +91,14 @@ def get_json(url: str, *, timeout: float = 30.0, token: str | None = None) -> An
         with urllib.request.urlopen(request, timeout=timeout) as response:
             body = response.read()
     except urllib.error.HTTPError as exc:
-        raise ArenaError(f"{url}: {_http_problem(exc)}") from None
+        raise ClientError(f"{url}: {_http_problem(exc)}") from None
     except (urllib.error.URLError, OSError) as exc:
         reason = exc.reason if isinstance(exc, urllib.error.URLError) else exc
-        raise ArenaError(f"cannot reach {url}: {reason}") from None
+        raise ClientError(f"cannot reach {url}: {reason}") from None
     try:
         return json.loads(body)
     except ValueError:
-        raise ArenaError(f"{url}: the answer is not JSON: {_snippet(body)}") from None
+        raise ClientError(f"{url}: the answer is not JSON: {_snippet(body)}") from None
 
 
 def wait_for_validation(
@@ -197,11 +208,24 @@ def describe_validation(version: dict[str, Any]) -> tuple[str, bool]:
 
 
 def submit_url(url: str) -> str:
+    return api_url(url, SUBMIT_PATH)
+
+
+def api_url(url: str, path: str, query: dict[str, Any] | None = None) -> str:
+    """The league's `url` (its base, as people give it) joined with an API `path` and query
+    (None values left out)."""
     parts = urllib.parse.urlsplit(url.strip())
     if parts.scheme not in ("http", "https") or not parts.netloc:
-        raise ArenaError(f"league URL {url!r}: expected http://HOST[:PORT] or https://...")
+        raise ClientError(f"league URL {url!r}: expected http://HOST[:PORT] or https://...")
+    params = {k: v for k, v in (query or {}).items() if v is not None}
     return urllib.parse.urlunsplit(
-        (parts.scheme, parts.netloc, parts.path.rstrip("/") + SUBMIT_PATH, "", "")
+        (
+            parts.scheme,
+            parts.netloc,
+            parts.path.rstrip("/") + path,
+            urllib.parse.urlencode(params),
+            "",
+        )
     )
 
 
@@ -315,3 +339,230 @@ def run_submit(
     if as_json:
         print(json.dumps(version, ensure_ascii=False), flush=True)
     return 0 if passed else 1
+
+
+# -- reading the league: leaderboard, games, download, logs ------------------------------------
+
+
+def token_or_env(token: str | None) -> str | None:
+    """The token given, else $ARENA_TOKEN, else None (public reads go without)."""
+    return token or os.environ.get(TOKEN_ENV) or None
+
+
+def need_token(token: str | None) -> str:
+    found = token_or_env(token)
+    if not found:
+        raise ClientError(f"no token: pass --token TOKEN or set {TOKEN_ENV}")
+    return found
+
+
+def leaderboard(
+    url: str, variant: str | None, *, token: str | None = None, limit: int = 50
+) -> list[dict[str, Any]]:
+    """Each variant's table (or the one asked for): [{"variant", "items": [rows]}]."""
+    tok = token_or_env(token)
+    if variant is None:
+        status = get_json(api_url(url, "/api/v1"), token=tok)
+        variants = [v["label"] for v in status.get("variants", [])]
+    else:
+        variants = [variant]
+    tables = []
+    for v in variants:
+        path = "/api/v1/leaderboard/" + urllib.parse.quote(v, safe="")
+        rows = _pages(url, path, {}, limit, tok)
+        tables.append({"variant": v, "items": rows})
+    return tables
+
+
+def games(url: str, filters: dict[str, Any], *, token: str | None = None, limit: int = 50):
+    """Finished games, newest first, through the API's filters (bot, variant, result, reason,
+    since, until: dates checked and sent as UTC), at most `limit`."""
+    query = dict(filters)
+    for key in ("since", "until"):
+        if query.get(key) is not None:
+            query[key] = table_time(query[key], f"--{key}")
+    return _pages(url, "/api/v1/games", query, limit, token_or_env(token))
+
+
+def _pages(url: str, path: str, query: dict[str, Any], limit: int, token: str | None):
+    items: list[Any] = []
+    offset = 0
+    while len(items) < limit:
+        size = min(PAGE, limit - len(items))
+        page = get_json(api_url(url, path, {**query, "limit": size, "offset": offset}), token=token)
+        items += page.get("items", [])
+        if page.get("next") is None:
+            break
+        offset = page["next"]
+    return items[:limit]
+
+
+def record(url: str, game_id: int, *, token: str | None = None) -> dict[str, Any]:
+    """A finished game's arena-record/1 (stderr and logs left out: `logs` has its owner's)."""
+    return get_json(api_url(url, f"/api/v1/games/{game_id}/record"), token=token_or_env(token))
+
+
+def write_record(data: dict[str, Any], path: Path) -> None:
+    """Write a record whole or not at all (a temporary file renamed into place), so a
+    download cut short leaves no half file for the next run to take as done."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    temp = path.with_name(f".{path.name}.part")
+    temp.write_text(json.dumps(data, ensure_ascii=False), encoding="utf-8")
+    os.replace(temp, path)
+
+
+def download_games(
+    url: str,
+    directory: Path,
+    filters: dict[str, Any],
+    *,
+    token: str | None = None,
+    limit: int = 1_000_000,
+    say=print,
+) -> tuple[int, int]:
+    """Every finished game the filters select (a bot since a date), each as
+    DIR/game-ID.json; a file already there is skipped, so running it again resumes. The
+    games downloaded and skipped."""
+    got = skipped = 0
+    for game in games(url, filters, token=token, limit=limit):
+        path = directory / f"game-{int(game['id'])}.json"
+        if path.is_file():
+            skipped += 1
+            continue
+        write_record(record(url, int(game["id"]), token=token), path)
+        got += 1
+        say(f"{path}")
+    return got, skipped
+
+
+def logs(url: str, game_id: int, *, token: str | None) -> dict[str, Any]:
+    """The stderr and log lines of the caller's bot(s) in a game (owner or admin only)."""
+    return get_json(api_url(url, f"/api/v1/games/{game_id}/logs"), token=need_token(token))
+
+
+def describe_leaderboard(tables: list[dict[str, Any]]) -> str:
+    lines = []
+    for table in tables:
+        lines.append(f"{table['variant']}:")
+        rows = table["items"]
+        if not rows:
+            lines.append("  no active bot yet")
+            continue
+        lines.append(
+            f"  {'#':>4} {'95% place':>10}  {'bot':<24} {'ver':>4} {'rating':>8} {'mu':>7} "
+            f"{'sigma':>6} {'games':>6} {'W-D-L':>12}  {'Elo':>11}  owner"
+        )
+        for r in rows:
+            low, high = r.get("rank_low"), r.get("rank_high")
+            place = "" if low is None else (f"{low}" if low == high else f"{low}-{high}")
+            elo = "" if r.get("elo") is None else f"{r['elo']:+.0f}"
+            if elo and r.get("elo_ci95") is not None:
+                elo += f" ± {r['elo_ci95']:.0f}"
+            wdl = f"{r['wins']}-{r['draws']}-{r['losses']}"
+            lines.append(
+                f"  {r['rank']:>4} {place:>10}  {_cell(r['bot'], 24):<24} {r['version']:>4} "
+                f"{r['rating']:>8.2f} {r['mu']:>7.2f} {r['sigma']:>6.2f} {r['games']:>6} "
+                f"{wdl:>12}  {elo:>11}  {_cell(r['owner'], 24)}"
+            )
+    return "\n".join(lines)
+
+
+def describe_game(g: dict[str, Any]) -> str:
+    """One line: id, finish time, variant, the seats, who won and why."""
+    a, b = (f"{_cell(s['bot'], 32)} v{s['version']}" for s in g["seats"])
+    if g.get("winner") is None:
+        outcome = "draw" if g.get("result") else g.get("state", "?")
+    else:
+        outcome = f"{'first' if g['winner'] == 0 else 'second'} seat won"
+    reason = f" ({_cell(g['reason'], 40)})" if g.get("reason") else ""
+    return (
+        f"{g['id']:>8}  {g.get('finished_at') or '-':<24}  {_cell(g['variant'], 16):<16}  "
+        f"{a} vs {b}: {outcome}{reason}"
+    )
+
+
+def describe_logs(data: dict[str, Any]) -> str:
+    lines = [f"game {data['game']} ({data['state']})"]
+    for seat in data.get("seats", []):
+        lines.append(f"seat {seat['seat']}: {_cell(seat['bot'], 64)} v{seat['version']}")
+        stderr = seat.get("stderr") or ""
+        lines.append("  stderr:" + ("" if stderr.strip() else " (empty)"))
+        lines += [f"    {_printable(line)}" for line in stderr.splitlines()]
+        entries = seat.get("logs") or []
+        lines.append("  logs:" + ("" if entries else " (none)"))
+        for e in entries:
+            turn = f" turn {e['turn']}" if e.get("turn") is not None else ""
+            t = e.get("t")
+            when = f"{t:8.3f}s" if isinstance(t, int | float) else ""
+            lines.append(f"    {when}{turn}: {_printable(str(e.get('message', '')))}")
+    return "\n".join(lines)
+
+
+def _printable(text: str) -> str:
+    """A bot's text for a terminal: control characters (escape sequences) shown, not run."""
+    return "".join(ch if ch.isprintable() or ch == "\t" else repr(ch)[1:-1] for ch in text)
+
+
+def _cell(text: Any, width: int) -> str:
+    text = _printable(str(text))
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+# -- the commands (parsers in arena/cli/league.py) ----------------------------------------------
+
+
+def run_leaderboard(url: str, variant: str | None, token: str | None, *, limit: int, as_json: bool):
+    tables = leaderboard(url, variant, token=token, limit=limit)
+    print(json.dumps(tables, ensure_ascii=False) if as_json else describe_leaderboard(tables))
+    return 0
+
+
+def run_games(
+    url: str, filters: dict[str, Any], token: str | None, *, limit: int, as_json: bool
+) -> int:
+    found = games(url, filters, token=token, limit=limit)
+    if as_json:
+        print(json.dumps(found, ensure_ascii=False))
+    elif not found:
+        print("no game matches")
+    else:
+        print("\n".join(describe_game(g) for g in found))
+    return 0
+
+
+def run_download(
+    url: str,
+    game_id: int | None,
+    token: str | None,
+    *,
+    bot: str | None,
+    since: str | None,
+    until: str | None,
+    variant: str | None,
+    output: str | None,
+) -> int:
+    """`download GAME [-o FILE]`, or `download --bot NAME --since DATE [-o DIR]`."""
+    if game_id is not None:
+        if bot or since or until or variant:
+            raise ClientError("download: give a GAME, or --bot NAME --since DATE, not both")
+        path = Path(output) if output else Path(f"game-{game_id}.json")
+        if path.is_dir():
+            path = path / f"game-{game_id}.json"
+        write_record(record(url, game_id, token=token), path)
+        print(path)
+        return 0
+    if not bot or not since:
+        raise ClientError("download: give a GAME, or --bot NAME --since DATE")
+    directory = Path(output or ".")
+    if directory.exists() and not directory.is_dir():
+        raise ClientError(f"-o {output}: not a directory")
+    filters = {"bot": bot, "since": since, "until": until, "variant": variant}
+    got, skipped = download_games(url, directory, filters, token=token)
+    print(f"downloaded {got} game{'s' if got != 1 else ''} to {directory}, {skipped} already there")
+    return 0
+
+
+def run_logs(url: str, game_id: int, token: str | None, *, as_json: bool) -> int:
+    data = logs(url, game_id, token=token)
+    print(json.dumps(data, ensure_ascii=False) if as_json else describe_logs(data))
+    return 0

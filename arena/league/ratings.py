@@ -24,6 +24,10 @@ from arena.tournaments.ratings import Ratings, fit_ratings
 _MODEL = PlackettLuce()
 MU0: float = _MODEL.mu
 SIGMA0: float = _MODEL.sigma
+#: the model's performance noise and the additive dynamics added to sigma^2 before each game
+#: (what matchmaking's lookahead of an update needs: arena/league/matchmaking.py)
+BETA: float = _MODEL.beta
+TAU: float = _MODEL.tau
 
 
 @dataclass(frozen=True)

@@ -19,8 +19,7 @@ from __future__ import annotations
 import math
 import random
 import time
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from collections.abc import Callable
 
 import trio
 
@@ -29,7 +28,8 @@ from arena.league.candidates import CandidateSource
 from arena.league.db import fleet, ledger, schema
 from arena.league.db.database import Database, QueryError
 from arena.league.executors.base import GameJob, JobSource, Outcome, job_from_claim
-from arena.league.settings import LeagueSettings, Matchmaking
+from arena.league.matchmaking import Pairing, plan_game
+from arena.league.settings import LeagueSettings
 from arena.tournaments.schedule import random_opening
 
 #: how long an idle scheduler waits before looking again when nothing woke it
@@ -38,59 +38,9 @@ IDLE_POLL = 2.0
 PLAYED_REFRESH = 30.0
 
 
-@dataclass(frozen=True)
-class Pairing:
-    variant: str
-    seats: tuple[int, int]  # version ids, seat 0 moves first
-
-
-# Matchmaking, after Halite's coordinator (see docs/league.md):
-# 1. the variant with the fewest rated games so far, so every variant's table fills evenly;
-# 2. the first bot: a version still in placement (fewer than `placement_games` games in that
-#    variant) with the fewest games; otherwise, 70% of the time the one with the fewest
-#    games and 30% the one idle longest, so no bot starves;
-# 3. the opponent: the others sorted by distance in mu, then one drawn uniformly among the
-#    nearest k, k itself drawn from 1..window, except with probability `wide_window_chance`
-#    when it is drawn among all; this keeps games informative (similar strength) while every
-#    pair can still meet;
-# 4. seats alternate with the first bot's game count.
-def plan_game(
-    rng: random.Random,
-    mm: Matchmaking,
-    variants: Sequence[str],
-    played: Mapping[str, int],
-    pool: Mapping[str, list[ledger.Candidate]],
-) -> Pairing | None:
-    playable = [v for v in variants if len({c.bot_id for c in pool.get(v, [])}) >= 2]
-    if not playable:
-        return None
-    fewest = min(played.get(v, 0) for v in playable)
-    variant = rng.choice([v for v in playable if played.get(v, 0) == fewest])
-    cands = pool[variant]
-    placing = [c for c in cands if c.games < mm.placement_games]
-    if placing:
-        first = _least(rng, placing, lambda c: c.games)
-    elif rng.random() < 0.7:
-        first = _least(rng, cands, lambda c: c.games)
-    else:
-        first = _least(rng, cands, lambda c: c.last_game_at or "")
-    others = [c for c in cands if c.bot_id != first.bot_id]
-    rng.shuffle(others)  # ties in distance broken at random
-    others.sort(key=lambda c: abs(c.mu - first.mu))
-    if rng.random() < mm.wide_window_chance:
-        k = len(others)
-    else:
-        k = min(len(others), rng.randint(1, mm.window))
-    opponent = rng.choice(others[:k])
-    seats = (first.version_id, opponent.version_id)
-    if first.games % 2:
-        seats = (seats[1], seats[0])
-    return Pairing(variant, seats)
-
-
-def _least(rng: random.Random, cands: list[ledger.Candidate], key) -> ledger.Candidate:
-    best = min(key(c) for c in cands)
-    return rng.choice([c for c in cands if key(c) == best])
+# Matchmaking (which two versions play next) is a pure policy of its own module, chosen by
+# league.toml's [matchmaking] policy: arena/league/matchmaking.py (re-exported here).
+__all__ = ["Pairing", "Scheduler", "plan_game"]
 
 
 class Scheduler(JobSource):

@@ -377,13 +377,18 @@ class League:
         bot: str | None = None,
         variant: str | None = None,
         outcome: str | None = None,
+        since: str | None = None,
+        until: str | None = None,
+        reason: str | None = None,
     ) -> list[dict[str, Any]]:
+        """Finished games, newest first; `since`/`until` are timestamps as the tables keep
+        them (arena/league/when.py)."""
         if variant is not None:
             self.check_variant(variant)
         if outcome is not None and bot is None:
             raise LeagueError("filtering by result needs a bot (?bot=NAME)", field="result")
-
-        return await self.cached_read(_games_page, limit, offset, bot, variant, outcome)
+        extra = {"since": since, "until": until, "reason": reason}
+        return await self.cached_read(_games_page, limit, offset, bot, variant, outcome, **extra)
 
     async def game(self, game_id: int) -> dict[str, Any]:
         detail = await self.read(views.game_detail, game_id)
@@ -820,7 +825,13 @@ def bot_id_filter(conn: Any, bot: str | None) -> int | None:
 
 
 def _games_page(
-    conn: Any, limit: int, offset: int, bot: str | None, variant: str | None, outcome: str | None
+    conn: Any,
+    limit: int,
+    offset: int,
+    bot: str | None,
+    variant: str | None,
+    outcome: str | None,
+    **filters: str | None,
 ) -> list[dict[str, Any]]:
     bot_id = bot_id_filter(conn, bot)
     return views.list_games(
@@ -831,6 +842,7 @@ def _games_page(
         variant=variant,
         outcome=outcome,
         by_finish=True,
+        **filters,
     )
 
 

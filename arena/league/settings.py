@@ -55,7 +55,7 @@ _TOP_KEYS = (
     "play",
     "sprt",
 )
-_MATCHMAKING_KEYS = ("placement_games", "window", "wide_window_chance")
+_MATCHMAKING_KEYS = ("policy", "placement_games", "window", "wide_window_chance", "idle_chance")
 _RATINGS_KEYS = ("official_every",)
 _PLAY_KEYS = ("clock", "max_base", "max_increment", "max_games", "disconnect_grace")
 _SUBMISSION_KEYS = (
@@ -121,12 +121,17 @@ stderr_bytes = 65536
 cpus = 1.0
 
 [matchmaking]
+# "uncertainty": new versions first, then the game that most reduces the ratings' sigma;
+# "halite": fewest games or longest idle, then an opponent near in rating (the old policy)
+policy = "uncertainty"
 # games a new version plays first in each variant (placement), before normal matchmaking
 placement_games = 10
-# the opponent is drawn among this many bots nearest in rating...
+# halite: the opponent is drawn among this many bots nearest in rating...
 window = 4
-# ...except with this probability, when it is drawn among all bots
+# ...except with this probability (both policies), when it is drawn among all bots
 wide_window_chance = 0.1
+# uncertainty: how often the first bot is the one idle longest (no bot starves)
+idle_chance = 0.2
 
 [ratings]
 # seconds between refits of the official Bradley-Terry table (95% intervals)
@@ -172,11 +177,17 @@ share = 0.5
 """
 
 
+#: the pairing policies of `[matchmaking] policy` (arena/league/matchmaking.py)
+MATCHMAKING_POLICIES = ("uncertainty", "halite")
+
+
 @dataclass(frozen=True)
 class Matchmaking:
+    policy: str = "uncertainty"
     placement_games: int = 10
     window: int = 4
     wide_window_chance: float = 0.1
+    idle_chance: float = 0.2
 
 
 @dataclass(frozen=True)
@@ -364,12 +375,23 @@ def _matchmaking(c: Checker, t: Mapping[str, Any]) -> Matchmaking:
     chance = c.number("matchmaking.wide_window_chance", t.get("wide_window_chance", 0.1))
     if chance > 1:
         raise c.fail("matchmaking.wide_window_chance", f"must be at most 1, got {chance}")
+    idle = c.number("matchmaking.idle_chance", t.get("idle_chance", 0.2))
+    if idle > 1:
+        raise c.fail("matchmaking.idle_chance", f"must be at most 1, got {idle}")
+    policy = c.string("matchmaking.policy", t.get("policy", "uncertainty"))
+    if policy not in MATCHMAKING_POLICIES:
+        raise c.fail(
+            "matchmaking.policy",
+            f"expected one of {', '.join(MATCHMAKING_POLICIES)}, got {policy!r}",
+        )
     return Matchmaking(
+        policy=policy,
         placement_games=c.integer(
             "matchmaking.placement_games", t.get("placement_games", 10), lo=0
         ),
         window=c.integer("matchmaking.window", t.get("window", 4), lo=1),
         wide_window_chance=chance,
+        idle_chance=idle,
     )
 
 

@@ -151,7 +151,8 @@ def test_the_leaderboard_sorts_by_any_column_without_javascript(client, world):
     assert [r[1] for r in cells(desc, "leaderboard")] == sorted(rank_order, reverse=True)
     # the current column's header links to the other direction; ranks stay ratings' ranks
     assert 'href="?sort=bot&amp;dir=asc"' in desc
-    ranks = {r[1]: r[0] for r in cells(desc, "leaderboard")}
+    # the rank cell is "2 (1-2)": the place by rating, then its 95% interval
+    ranks = {r[1]: r[0].split()[0] for r in cells(desc, "leaderboard")}
     assert ranks == {b: str(i + 1) for i, b in enumerate(rank_order)}
     wins = cells(client.get("/leaderboard/stripes?sort=wins&dir=asc").text, "leaderboard")
     assert [int(r[7]) for r in wins] == sorted(int(r[7]) for r in wins)
@@ -405,3 +406,20 @@ def test_a_watch_link_to_a_game_that_is_over_says_so(client, world):
     assert client.get(f"/live/{world.queued}", follow_redirects=False).headers["location"] == (
         f"/games/{world.queued}"
     )
+
+
+def test_the_leaderboard_shows_each_rank_interval(client, world):
+    """Beside each place, the 95% interval of the bot's true place, as the API gives it (a
+    hostile owner's name in the same row stays text)."""
+    html = client.get("/leaderboard/stripes").text
+    no_markup(html)
+    board = world.league.read_sync(views.leaderboard, "stripes", limit=10, offset=0)
+    shown = {r[1]: r[0] for r in cells(html, "leaderboard")}
+    for row in board:
+        low, high = row["rank_low"], row["rank_high"]
+        assert 1 <= low <= high <= len(board)
+        interval = f"{low}" if low == high else f"{low}\u2013{high}"
+        assert shown[row["bot"]] == f"{row['rank']} ({interval})"
+    # two bots after five games: neither place is sure yet
+    assert any(r["rank_low"] < r["rank_high"] for r in board)
+    assert 'title="95% interval of its true place"' in html

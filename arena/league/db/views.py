@@ -44,6 +44,7 @@ from arena.league.db.schema import (
     voids,
 )
 from arena.league.privacy import neutral_paths, public_detail, public_manifest
+from arena.league.ranks import RankTable
 
 # --- reads for the API -----------------------------------------------------------------------
 
@@ -73,14 +74,22 @@ def leaderboard(
     include_retired: bool = False,
     sort: str = "rank",
     descending: bool = False,
+    intervals: bool = True,
 ) -> list[dict[str, Any]]:
-    """Versions by conservative rating (mu - 3 sigma), with their official Elo if fitted.
+    """Versions by conservative rating (mu - 3 sigma), with their official Elo if fitted and
+    (`intervals`) the 95% interval of their true place (`rank_low`, `rank_high`; None
+    without).
 
     `rank` is always the place by rating; `sort` (one of LEADERBOARD_SORTS) only orders the
     rows, ties broken by rank. A variant has at most a few thousand versions, so any order is
     a sort of that many rows."""
     stmt = _leaderboard_statement(include_retired, sort, descending)
-    rows = conn.execute(stmt, {"variant": variant, "limit": limit, "offset": offset})
+    rows = conn.execute(stmt, {"variant": variant, "limit": limit, "offset": offset}).all()
+    places = (
+        rank_intervals(conn, variant, [r.version_id for r in rows], include_retired)
+        if intervals
+        else {}
+    )
     return [
         {
             "rank": offset + i + 1 if r.rank is None else r.rank,
@@ -100,9 +109,36 @@ def leaderboard(
             "elo": None if r.elo is None else round(r.elo, 1),
             "elo_ci95": None if r.ci95 is None else round(r.ci95, 1),
             "last_game_at": r.last_game_at,
+            "rank_low": places.get(r.version_id, (None, None))[0],
+            "rank_high": places.get(r.version_id, (None, None))[1],
         }
         for i, r in enumerate(rows)
     ]
+
+
+def rank_intervals(
+    conn: Connection, variant: str, version_ids: Sequence[int], include_retired: bool = False
+) -> dict[int, tuple[int, int]]:
+    """The 95% interval of the true place (arena/league/ranks.py) of each of `version_ids`
+    among the versions the leaderboard ranks: one read of the variant's (mu, sigma), through
+    the ratings' (variant) index, a few thousand rows at most."""
+    if not version_ids:
+        return {}
+    states = [VersionState.ACTIVE]
+    if include_retired:
+        states += [VersionState.RETIRED, VersionState.DISABLED]
+    table = conn.execute(
+        sa.select(ratings.c.version_id, ratings.c.mu, ratings.c.sigma)
+        .join(versions, versions.c.id == ratings.c.version_id)
+        .where(ratings.c.variant == variant, versions.c.state.in_(states))
+    ).all()
+    where = {vid: i for i, (vid, _, _) in enumerate(table)}
+    ranks = RankTable([(mu, sigma) for _, mu, sigma in table])
+    out = {}
+    for vid in version_ids:
+        iv = ranks.interval(where[vid])
+        out[vid] = (iv.low, iv.high)
+    return out
 
 
 def leaderboard_size(conn: Connection, variant: str) -> int:
@@ -319,6 +355,9 @@ def list_games(
     states: Sequence[str] = (GameState.FINISHED,),
     before: int | None = None,
     by_finish: bool = False,
+    since: str | None = None,
+    until: str | None = None,
+    reason: str | None = None,
 ) -> list[dict[str, Any]]:
     """Newest first: by id (the order games were scheduled), or with `by_finish` by the time
     they finished (`finished_at`, then id: the API's order, which a person expects; through
@@ -326,11 +365,21 @@ def list_games(
     goes through the seats table's (bot_id, game_id) index, so a bot's page is an index range
     scan whatever the number of games. `before` (a game id) pages by key: the page after the
     one that ended with that game, as fast at the millionth game as at the first (an offset
-    would count its way there)."""
+    would count its way there). `since` and `until` bound the finish time (timestamps as the
+    tables keep them: `since` included, `until` excluded) and `reason` is a reason code: the
+    league client's filters (`arena league games`, `download --since`)."""
     order = (games.c.finished_at.desc(), games.c.id.desc()) if by_finish else (games.c.id.desc(),)
     q = _games_select().where(games.c.state.in_(list(states)))
     if before is not None:
         q = q.where(games.c.id < before)
+    game_filters = []
+    if since is not None:
+        game_filters.append(games.c.finished_at >= since)
+    if until is not None:
+        game_filters.append(games.c.finished_at < until)
+    if reason is not None:
+        game_filters.append(games.c.reason == reason)
+    q = q.where(*game_filters)
     if bot_id is not None or version_id is not None:
         s = sa.select(seats.c.game_id)
         if before is not None:
@@ -345,10 +394,9 @@ def list_games(
             s = s.where(seats.c.outcome == outcome)
         elif list(states) == [GameState.FINISHED]:
             s = s.where(seats.c.outcome.is_not(None))
-        if by_finish:
-            s = s.join(games, games.c.id == seats.c.game_id).order_by(*order)
-        else:
-            s = s.order_by(seats.c.game_id.desc())
+        if by_finish or game_filters:
+            s = s.join(games, games.c.id == seats.c.game_id).where(*game_filters)
+        s = s.order_by(*order) if by_finish else s.order_by(seats.c.game_id.desc())
         ids = list(conn.execute(s.limit(limit).offset(offset)).scalars())
         if not ids:
             return []

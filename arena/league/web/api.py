@@ -8,6 +8,7 @@ of the next page or null.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -18,6 +19,7 @@ from starlette.routing import Route
 from arena.league.db.schema import OUTCOMES
 from arena.league.errors import LeagueError
 from arena.league.service import League
+from arena.league.when import BadTimestamp, table_time
 
 MAX_LIMIT = 200
 
@@ -131,10 +133,38 @@ async def games(request: Request) -> Response:
             status=422,
             field="result",
         )
+    reason = q.get("reason")
+    if reason is not None and not _REASON.fullmatch(reason):
+        raise LeagueError(
+            f"reason: expected a reason code (letters, digits, '_'), got {reason!r}",
+            status=422,
+            field="reason",
+        )
     items = await _league(request).games(
-        limit=limit, offset=offset, bot=q.get("bot"), variant=q.get("variant"), outcome=outcome
+        limit=limit,
+        offset=offset,
+        bot=q.get("bot"),
+        variant=q.get("variant"),
+        outcome=outcome,
+        since=_when(request, "since"),
+        until=_when(request, "until"),
+        reason=reason,
     )
     return _paged(items, limit, offset)
+
+
+#: a reason code: the arena's and the engines' are lower-case words joined by '_'
+_REASON = re.compile(r"[A-Za-z0-9_]{1,64}")
+
+
+def _when(request: Request, name: str) -> str | None:
+    raw = request.query_params.get(name)
+    if raw is None:
+        return None
+    try:
+        return table_time(raw, name)
+    except BadTimestamp as e:
+        raise LeagueError(str(e), status=422, field=name) from None
 
 
 async def game(request: Request) -> Response:

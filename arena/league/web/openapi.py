@@ -94,6 +94,12 @@ SCHEMAS: dict[str, Any] = {
             "elo": _nullable("number"),
             "elo_ci95": _nullable("number"),
             "last_game_at": _nullable("string"),
+            "rank_low": {
+                "type": "integer",
+                "minimum": 1,
+                "description": "95% interval of the true place (docs/league.md, Matchmaking)",
+            },
+            "rank_high": {"type": "integer", "minimum": 1},
         }
     ),
     "Bot": _obj(
@@ -347,7 +353,8 @@ PATHS: dict[str, Any] = {
     "/api/v1/me": {"get": _op("whose token this is", "Me", auth=True)},
     "/api/v1/leaderboard/{variant}": {
         "get": _op(
-            "active versions by conservative rating (mu - 3 sigma)",
+            "active versions by conservative rating (mu - 3 sigma), each with the 95% interval"
+            " of its true place (rank_low..rank_high)",
             "LeaderboardPage",
             params=[
                 _param("variant", "path", _STR, "a variant label of league.toml"),
@@ -456,6 +463,19 @@ PATHS: dict[str, Any] = {
                 _param("bot", "query", _STR, "games of this bot"),
                 _param("variant", "query", _STR, "games of this variant"),
                 _param("result", "query", {"enum": list(OUTCOMES)}, "as the bot saw it"),
+                _param(
+                    "since",
+                    "query",
+                    {"type": "string", "format": "date-time"},
+                    "finished at or after (ISO 8601: a date is midnight UTC, no offset is UTC)",
+                ),
+                _param("until", "query", {"type": "string", "format": "date-time"}, "before"),
+                _param(
+                    "reason",
+                    "query",
+                    {"type": "string", "pattern": "^[A-Za-z0-9_]{1,64}$"},
+                    "ended by this reason code (time_forfeit, max_turns, ...)",
+                ),
                 *_PAGE_PARAMS,
             ],
             errors=(

@@ -164,7 +164,11 @@ def _result_for(game: dict[str, Any], bot: str) -> str:
 
 
 def _home_data(conn: Any, variants: tuple[str, ...]) -> dict[str, Any]:
-    return {"tops": {v: views.leaderboard(conn, v, limit=3, offset=0) for v in variants}}
+    return {
+        "tops": {
+            v: views.leaderboard(conn, v, limit=3, offset=0, intervals=False) for v in variants
+        }
+    }
 
 
 async def home(request: Request) -> Response:
@@ -214,7 +218,7 @@ def _leaderboard_data(
     rows = views.leaderboard(
         conn, variant, limit=LEADERBOARD_PAGE + 1, offset=offset, sort=sort, descending=descending
     )
-    top = views.leaderboard(conn, variant, limit=CHART_BOTS, offset=0)
+    top = views.leaderboard(conn, variant, limit=CHART_BOTS, offset=0, intervals=False)
     return {
         "rows": rows,
         # only a page past the end needs the size (to name the last page)
