@@ -332,6 +332,17 @@ class Clocks:
         """What a reply may be charged before the margin: the deadline and the bank left."""
         return None if deadline is None else deadline + self.bank(seat)
 
+    def wall_cap(self, seat: int, deadline: float | None) -> float:
+        """The CPU clock's wall cap in units of `limit` (deadline and bank), so that the bank
+        counts once: `wall_cap x deadline + bank`, not `wall_cap x (deadline + bank)`. A bot
+        that sleeps draws nothing from a CPU-charged bank, so a multiplied bank would let it
+        sleep `wall_cap` banks on every move."""
+        tc = self.tcs[seat]
+        bank = self.bank(seat)
+        if deadline is None or bank <= 0.0 or deadline + bank <= 0.0:
+            return tc.wall_cap
+        return (tc.wall_cap * deadline + bank) / (deadline + bank)
+
     def flagged(self, deadline: float | None, elapsed: float, seat: int = 0) -> bool:
         """Is a reply charged `elapsed` against `deadline` (as `deadline` gave it) late?"""
         limit = self.limit(seat, deadline)

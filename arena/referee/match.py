@@ -692,6 +692,8 @@ class _Referee:
                 # what the reply may be charged: the deadline and what is left in the bank
                 limit = clocks.limit(seat, deadline)
                 bank_left = clocks.bank(seat)
+                if isinstance(channel, BotChannel):
+                    channel.wall_cap = clocks.wall_cap(seat, deadline)
                 msg = turn_message(
                     state,
                     turn_no,

@@ -8,6 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.referee import Clocks, TimeControl, TimeControlError
+from arena.referee.blame import wall_limit
 
 
 def test_parse():
@@ -233,3 +234,19 @@ def test_bank_invariants(move_time, bank, first_move, margin, replies):
             clocks.end_turn(seat)
             moved[seat] = True
             used = 0.0
+
+
+@given(
+    deadline=st.floats(0.001, 100),
+    bank=st.floats(0.0, 1000),
+    cap=st.floats(1.0, 100.0),
+)
+def test_the_cpu_clocks_wall_cap_counts_the_bank_once(deadline, bank, cap):
+    """Under the CPU clock a sleeping bot draws nothing from its bank: the wall cap is
+    `wall_cap x deadline + bank`, never `wall_cap x (deadline + bank)` (issue 22.5)."""
+    tc = TimeControl(move_time=deadline, bank=bank, clock="cpu", wall_cap=cap)
+    clocks = Clocks(tc)
+    d = clocks.deadline(0)
+    limit = clocks.limit(0, d)
+    wall = wall_limit(limit, 0.0, "cpu", clocks.wall_cap(0, d))
+    assert wall == pytest.approx(cap * d + bank, rel=1e-9, abs=1e-9)
