@@ -20,6 +20,7 @@ from dataclasses import dataclass
 
 import trio
 
+from arena.league import seasons
 from arena.league.backoff import Backoff
 from arena.league.db import fleet, ledger, schema
 from arena.league.db.database import Database, QueryError
@@ -216,6 +217,8 @@ class Scheduler(JobSource):
         return ledger.start_game(conn, self._new_game(pairing))
 
     def _plan(self, conn) -> Pairing | None:
+        if not seasons.ladder_open(conn):  # between seasons: no rated games
+            return None
         labels = [g.label for g in self.settings.games]
         pool = {v: ledger.candidates(conn, v) for v in labels}
         played = self._games_per_variant(conn)

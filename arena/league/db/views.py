@@ -319,6 +319,7 @@ def list_games(
     states: Sequence[str] = (GameState.FINISHED,),
     before: int | None = None,
     by_finish: bool = False,
+    season_id: int | None = None,
 ) -> list[dict[str, Any]]:
     """Newest first: by id (the order games were scheduled), or with `by_finish` by the time
     they finished (`finished_at`, then id: the API's order, which a person expects; through
@@ -329,6 +330,8 @@ def list_games(
     would count its way there)."""
     order = (games.c.finished_at.desc(), games.c.id.desc()) if by_finish else (games.c.id.desc(),)
     q = _games_select().where(games.c.state.in_(list(states)))
+    if season_id is not None:  # one season's games (arena/league/seasons.py)
+        q = q.where(games.c.season_id == season_id)
     if before is not None:
         q = q.where(games.c.id < before)
     if bot_id is not None or version_id is not None:
@@ -345,8 +348,12 @@ def list_games(
             s = s.where(seats.c.outcome == outcome)
         elif list(states) == [GameState.FINISHED]:
             s = s.where(seats.c.outcome.is_not(None))
+        if by_finish or season_id is not None:
+            s = s.join(games, games.c.id == seats.c.game_id)
+            if season_id is not None:
+                s = s.where(games.c.season_id == season_id)
         if by_finish:
-            s = s.join(games, games.c.id == seats.c.game_id).order_by(*order)
+            s = s.order_by(*order)
         else:
             s = s.order_by(seats.c.game_id.desc())
         ids = list(conn.execute(s.limit(limit).offset(offset)).scalars())
