@@ -419,6 +419,8 @@ def _names(conn: Connection, version_ids: list[int]) -> dict[int, dict[str, Any]
 
 def summary(conn: Connection, final: Final, season_name: str) -> dict[str, Any]:
     names = _names(conn, list(final.entrants))
+    entrants = [{"seed": i + 1, **names[v]} for i, v in enumerate(final.entrants)]
+    by_version = {e["version_id"]: e for e in entrants}
     return {
         "id": final.id,
         "season": season_name,
@@ -429,8 +431,8 @@ def summary(conn: Connection, final: Final, season_name: str) -> dict[str, Any]:
         "state": final.state,
         "created_at": final.created_at,
         "finished_at": final.finished_at,
-        "entrants": [{"seed": i + 1, **names[v]} for i, v in enumerate(final.entrants)],
-        "champion": names.get(final.champion) if final.champion is not None else None,
+        "entrants": entrants,
+        "champion": by_version.get(final.champion) if final.champion is not None else None,
     }
 
 

@@ -577,6 +577,9 @@ PATHS["/api/v1/leaderboard/{variant}"]["get"]["parameters"].append(_SEASON)
 PATHS["/api/v1/leaderboard/{variant}"]["get"]["responses"]["404"] = _err(
     "field variant: no such variant in this league; field season: no such season"
 )
+PATHS["/api/v1/bots"]["post"]["responses"]["409"] = _err(
+    "the bot is a finalist of a running final: its submissions are frozen until it ends"
+)
 PATHS["/api/v1/games"]["get"]["parameters"].append(_SEASON)
 PATHS["/api/v1/games"]["get"]["responses"]["404"] = _err(
     "field bot: no such bot; field variant: no such variant; field season: no such season"
