@@ -300,3 +300,65 @@ def test_a_new_league_starts_in_season_one(tmp_path):
             assert [tuple(r) for r in rows] == [("1", "open")]
         finally:
             engine.dispose()
+
+
+def test_the_admin_page_opens_and_closes_seasons_and_starts_a_final(tmp_path):
+    from .support import csrf_of, league_on, login, page_client
+
+    with league_on("sqlite", tmp_path) as league:
+        _, admin = league.add_user("boss", is_admin=True)
+        _, plain = league.add_user("pleb")
+        add_bots(league.db, 3, ["stripes"])
+        with page_client(league) as client:
+            login(client, plain)
+            assert client.get("/admin/seasons").status_code == 403
+        with page_client(league) as client:
+            login(client, admin)
+            page = client.get("/admin/seasons")
+            assert page.status_code == 200 and 'id="close-form"' in page.text
+            csrf = csrf_of(page.text)
+            # closing asks for the box first
+            unticked = client.post("/admin/seasons", data={"csrf": csrf, "action": "close"})
+            assert unticked.status_code == 422 and "Tick the box" in unticked.text
+            done = client.post(
+                "/admin/seasons",
+                data={"csrf": csrf, "action": "close", "confirm": "yes"},
+                follow_redirects=False,
+            )
+            assert done.status_code == 303
+            page = client.get("/admin/seasons")
+            assert 'id="open-form"' in page.text and "No season is open" in page.text
+            started = client.post(
+                "/admin/seasons",
+                data={
+                    "csrf": csrf,
+                    "action": "final",
+                    "season": "1",
+                    "variant": "stripes",
+                    "top": "3",
+                    "format": "knockout",
+                    "pairs": "1",
+                },
+                follow_redirects=False,
+            )
+            assert started.status_code == 303, started.text
+            bad = client.post(
+                "/admin/seasons",
+                data={"csrf": csrf, "action": "open", "name": "../x"},
+            )
+            assert bad.status_code == 422 and "season name" in bad.text
+            opened = client.post(
+                "/admin/seasons",
+                data={"csrf": csrf, "action": "open", "name": "2"},
+                follow_redirects=False,
+            )
+            assert opened.status_code == 303
+            listing = client.get("/seasons").text
+            assert "/seasons/1" in listing and "/seasons/2" in listing
+            season = client.get("/seasons/1")
+            assert season.status_code == 200 and "/finals/1" in season.text
+            final = client.get("/finals/1")
+            assert final.status_code == 200 and 'id="bracket"' in final.text
+            assert "bot0" in final.text and "bye" in final.text
+            assert client.get("/seasons/nope").status_code == 404
+            assert client.get("/finals/99").status_code == 404
