@@ -4,7 +4,8 @@ them: the rules pages (`docs/games` as `arena._rules`, for `arena rules`) and th
 (`bots/random-py` as `arena._sparring`, for `arena check`), and the starter kits
 (`protocol/kits` as `arena._kits`, for `arena new`). See arena/resources.py. The
 files that are not Python inside the package (templates, static files, the migration
-template) are listed too: a wheel carries only what is named."""
+template, the protocol's JSON Schema and test vectors) are listed too: a wheel carries only what
+is named."""
 
 from setuptools import find_packages, setup
 
@@ -26,5 +27,8 @@ setup(
         "arena._kits": KIT_FILES,
         "arena.viewer": ["static/*", "templates/*"],
         "arena.league.migrations": ["script.py.mako"],
+        # the protocol's JSON Schema and the rules' test vectors (docs/vectors.md)
+        "protocol": ["schema/*.json"],
+        "protocol.vectors": ["*.json"],
     },
 )

@@ -9,6 +9,7 @@ minor revision that adds optional fields.
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from protocol.framing import ProtocolError, kind_of
@@ -17,6 +18,11 @@ PROTOCOL_VERSION = 1
 #: the `seed` of `hello` is an integer in 0 .. SEED_MAX (it fits a signed 64-bit integer, which
 #: every msgpack and JSON library can represent)
 SEED_MAX = 2**63 - 1
+
+#: the JSON Schema (draft 2020-12) of every message of protocol 1, shipped with the package: the
+#: same rules as the checks below (docs/protocol.md, "JSON Schema"); the referee's tests validate
+#: every message it sends, and the bundled bots' replies, against it
+SCHEMA_PATH = Path(__file__).resolve().parent / "schema" / "protocol.json"
 
 #: messages a bot may send; `log` may come at any time, the others only as a reply
 BOT_MESSAGE_TYPES: tuple[str, ...] = ("ready", "move", "resign", "log")
@@ -129,6 +135,7 @@ __all__ = [
     "PROTOCOL_VERSION",
     "REFEREE_MESSAGE_TYPES",
     "REPLIES",
+    "SCHEMA_PATH",
     "check_bot_message",
     "check_reply",
 ]

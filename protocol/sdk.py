@@ -12,6 +12,7 @@ Two entry points:
 
     def choose(turn, bot):               # turn: the `turn` message as a dict
         bot.log(f"{len(turn['legal'])} legal actions")
+        bot.mark("e5", text="+3", colour="green")   # debug marks, drawn on the replay
         return bot.rng.choice(turn["legal"])  # a str, a list of str, Move(...) or Resign
 
     run_bot(choose, name="my-bot", version="1.0", author="me")
@@ -176,6 +177,8 @@ class BotContext:
     turn_received: float = 0.0
     #: free for the bot's own state between turns (opening book, search tree, ...)
     memory: dict[str, Any] = field(default_factory=dict)
+    #: debug marks `mark` gathered for the next `move` or `resign`
+    marks: list[dict[str, Any]] = field(default_factory=list)
 
     @property
     def game(self) -> str:
@@ -204,19 +207,75 @@ class BotContext:
     def seed(self) -> int:
         return int(self.hello.get("seed", 0))
 
-    def log(self, message: str) -> None:
-        """Send a log line to the referee; it lands in the game record with seat and time."""
-        self.channel.write({"type": "log", "message": str(message)[:_LOG_CAP]})
+    def log(self, message: str, marks: list[dict[str, Any]] | None = None) -> None:
+        """Send a log line to the referee; it lands in the game record with seat, time and
+        turn. `marks`: debug marks drawn with it (`mark_of`; docs/protocol.md)."""
+        msg: dict[str, Any] = {"type": "log", "message": str(message)[:_LOG_CAP]}
+        if marks:
+            msg["marks"] = list(marks)
+        self.channel.write(msg)
 
-    def time_left(self) -> float:
-        """Seconds left for the current reply (the referee's deadline minus time spent here).
+    def mark(
+        self,
+        cell: str | None = None,
+        *,
+        arrow: tuple[str, str] | None = None,
+        text: str | None = None,
+        colour: str | None = None,
+    ) -> None:
+        """Draw a debug mark on this turn's replay, sent with the reply to it: a cell
+        highlighted (with a short `text`), or an `arrow` between two cells. The referee
+        drops a mark that breaks a rule and says why in the bot's logs; it never costs
+        the game (docs/protocol.md, "Debug marks")."""
+        self.marks.append(mark_of(cell, arrow=arrow, text=text, colour=colour))
+
+    @property
+    def time_control(self) -> dict[str, Any]:
+        """This bot's time control (`hello.time_control`): `move_time`, `base`, ..., and where
+        the game has them `bank` (seconds per game a reply may run past its move time) and
+        `first_move` (the time of this bot's first turn)."""
+        value = self.hello.get("time_control")
+        return value if isinstance(value, dict) else {}
+
+    @property
+    def bank(self) -> float:
+        """Seconds left in this bot's time bank when the current turn was sent (`turn.banks`),
+        0 without a bank: a reply may run this much past `deadline`, and what it runs past is
+        taken from the bank for the rest of the game."""
+        banks = self.turn.get("banks") if self.turn is not None else None
+        if not isinstance(banks, list) or len(banks) != 2:
+            return 0.0
+        left = banks[self.seat]
+        return float(left) if isinstance(left, int | float) else 0.0
+
+    def time_left(self, bank: bool = False) -> float:
+        """Seconds left for the current reply (the referee's deadline minus time spent here);
+        with `bank=True` also what is left in the time bank (spending it is for the rare long
+        think: it is never refilled).
 
         Measured from when the SDK finished reading the turn, so pipe latency is not counted;
         keep a safety margin. Infinite outside a turn or when the referee gave no deadline.
         """
         if self.turn is None or self.turn.get("deadline") is None:
             return float("inf")
-        return float(self.turn["deadline"]) - (time.monotonic() - self.turn_received)
+        left = float(self.turn["deadline"]) - (time.monotonic() - self.turn_received)
+        return left + self.bank if bank else left
+
+
+def mark_of(
+    cell: str | None = None,
+    *,
+    arrow: tuple[str, str] | None = None,
+    text: str | None = None,
+    colour: str | None = None,
+) -> dict[str, Any]:
+    """One debug mark as the protocol writes it (`BotContext.mark`, `log(..., marks=)`)."""
+    mark: dict[str, Any] = {"arrow": list(arrow)} if arrow is not None else {"cell": cell}
+    if text is not None:
+        mark["text"] = str(text)
+    if colour is not None:
+        mark["colour"] = colour
+    return mark
 
 
 def default_name() -> str:
@@ -339,7 +398,10 @@ def run_bot(
                 ctx.turn = msg
                 ctx.turn_received = time.monotonic()
                 reply = choose(msg, ctx) if wants_ctx else choose(msg)
-                channel.write(_reply_message(reply))
+                out = _reply_message(reply)
+                if ctx.marks:
+                    out["marks"], ctx.marks = ctx.marks, []
+                channel.write(out)
                 ctx.turn = None
             elif kind == "end":
                 if on_end is not None:
@@ -417,6 +479,7 @@ __all__ = [
     "ProtocolError",
     "Resign",
     "default_name",
+    "mark_of",
     "run_bot",
     "run_engine_bot",
     "seeded_rng",

@@ -127,6 +127,36 @@ def test_wheel_installed_in_a_fresh_venv_has_rules_and_sparring_bot(install: Ins
     )
 
 
+#: the protocol's schema and test vectors as an installed package finds them, and the vectors'
+#: generator run there against the files the wheel carries (the engines it was built with)
+SHIPPED_DATA = """
+import json
+from protocol.messages import SCHEMA_PATH
+from protocol.vectors import load, path
+from protocol.vectors.__main__ import main
+schema = json.loads(SCHEMA_PATH.read_text())
+print(json.dumps({
+    "schema": str(SCHEMA_PATH), "defs": sorted(schema["$defs"]), "vectors": str(path("papagra")),
+    "counts": {g: len(load(g)["vectors"]) for g in ("papagra", "hexaphage")},
+    "check": main(["--check"]),
+}))
+"""
+
+
+@pytest.mark.slow
+def test_the_wheel_ships_the_protocol_schema_and_test_vectors(install: Install) -> None:
+    names = set(zipfile.ZipFile(install.wheel).namelist())
+    shipped = {f"protocol/vectors/{p.name}" for p in (ROOT / "protocol" / "vectors").glob("*.json")}
+    assert len(shipped) == 5 and shipped <= names, sorted(shipped - names)
+    assert "protocol/schema/protocol.json" in names
+    out = json.loads(run(install.python, "-c", SHIPPED_DATA, cwd=install.home).stdout)
+    assert out["schema"].startswith(str(install.venv)), out  # not the checkout's copy
+    assert out["vectors"].startswith(str(install.venv)), out
+    assert {"hello", "turn", "end", "ready", "move", "resign", "log"} <= set(out["defs"])
+    assert min(out["counts"].values()) > 10
+    assert out["check"] == 0  # the generator runs without the test extra, and agrees
+
+
 #: every module of the installed package imported, each in turn; the ones that fail, with why
 IMPORT_ALL = """
 import importlib, json, pkgutil, arena, protocol

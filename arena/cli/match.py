@@ -67,9 +67,10 @@ def register(sub: argparse._SubParsersAction) -> None:
         "--opening",
         metavar="TURNS",
         default="",
-        help='complete turns played before the bots move: turns separated by ";", actions of '
-        'a turn by spaces or commas, e.g. "e5 ; -e5 c3" (as `arena tournament record '
-        "--command` prints it)",
+        help='turns played before the bots move: turns separated by ";", actions of a turn '
+        'by spaces or commas, e.g. "e5 ; -e5 c3" (as `arena tournament record --command` '
+        'prints it); the last turn may be partial ("e5 ; -e5": the bots start in it), and '
+        'ends with "..." to go on where it could end (optional actions)',
     )
     p.add_argument("--record", metavar="FILE", help="write the game record (JSON) to FILE")
     picture_options(p)
@@ -106,6 +107,43 @@ def register(sub: argparse._SubParsersAction) -> None:
     p.add_argument("--turn", type=int, metavar="N", help="show only the position after turn N")
     p.add_argument("--no-board", action="store_true", help="list the turns without boards")
     picture_options(p)
+    at = p.add_argument_group("one moment of the game (docs/cli.md, `arena replay --at`)")
+    at.add_argument(
+        "--at",
+        metavar="TURN[.ACTION]",
+        help="show the position before that action of that turn (20: before turn 20's first "
+        "action, 20.2: before its second), who is to move, the clocks the bot had and what "
+        "the record says it played",
+    )
+    at.add_argument(
+        "--bot",
+        metavar="BOT",
+        help="with --at: send this bot (a bot.toml, a directory holding one, or a command) "
+        "the game's hello for that seat and the turn request of that moment, and show its "
+        "answer, whether it is legal and its time",
+    )
+    at.add_argument(
+        "--messages",
+        action="store_true",
+        help="with --at: print only the hello and the turn request of that moment, encoded "
+        "as on the wire (to pipe into a bot or a test)",
+    )
+    at.add_argument(
+        "--encoding",
+        choices=("msgpack", "json"),
+        help="with --messages: the encoding (default: the --bot's manifest's, else msgpack)",
+    )
+    at.add_argument(
+        "--legal",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help="with --messages: list the legal actions in the request or not (default: as "
+        "the recorded bot asked in its ready)",
+    )
+    at.add_argument(
+        "--isolation", choices=ISOLATION_MODES, help="with --bot: override its isolation mode"
+    )
+    limit_option(at)
     p.set_defaults(func=cmd_replay)
 
     p = sub.add_parser(
@@ -227,7 +265,7 @@ def print_turn(ev: TurnEvent, colours: Sequence[str], names: Sequence[str], out:
     clocks = " | ".join("-" if c is None else f"{c:.2f}" for c in ev.clocks)
     print(
         f"turn {ev.turn}: {colours[ev.seat]} ({names[ev.seat]}) {' '.join(ev.actions)}"
-        f"   [{duration(ev.elapsed)}; clocks {clocks}]",
+        f"   [{duration(ev.elapsed)}; clocks {clocks}{bank_text(ev.entry)}]",
         file=out,
     )
     print(ev.state.render_text(), file=out, flush=True)
@@ -304,9 +342,21 @@ def result_line(record: GameRecord) -> str:
 
 
 # --- arena replay -------------------------------------------------------------------------------
+def bank_text(entry: dict) -> str:
+    """A turn's time banks (docs/record.md): what each seat has left after it, and what the
+    turn drew; nothing for a game without banks."""
+    banks = entry.get("banks_after")
+    if not banks:
+        return ""
+    text = "; banks " + " | ".join("-" if b is None else f"{b:.2f}" for b in banks)
+    drawn = entry.get("bank_drawn")
+    return text + (f" (drew {duration(drawn)})" if drawn else "")
+
+
 def cmd_replay(args: argparse.Namespace) -> int:
     from arena.referee import GameRecord, TimeControl
 
+    _check_at_options(args)
     if args.game_id is None:
         record = GameRecord.load(args.file)
     else:
@@ -314,6 +364,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
 
         with open_store(args.file) as store:
             record = GameRecord.from_dict(store.record(args.game_id))
+    if args.at is not None:
+        return _replay_at(record, args)
     if args.html or args.svg:
         check_picture_paths(args)
         try:
@@ -369,7 +421,8 @@ def cmd_replay(args: argparse.Namespace) -> int:
         ctext = " | ".join("-" if c is None else f"{c:.2f}" for c in clocks)
         print(
             f"turn {entry['turn']}: {colours[seat]} ({names[seat]}) {' '.join(acts) or '-'}"
-            f"   [{duration(entry['elapsed'])}{accounting_text(entry)}; clocks {ctext}]"
+            f"   [{duration(entry['elapsed'])}{accounting_text(entry)}; clocks {ctext}"
+            f"{bank_text(entry)}]"
         )
         if not args.no_board:
             print(state.render_text())
@@ -378,6 +431,168 @@ def cmd_replay(args: argparse.Namespace) -> int:
     for log in logs[li:]:
         print(f"  [{log['t']:.3f} s {colours[log['seat']]} log] {log['message']}")
     print(result_line(record))
+    return 0
+
+
+def _check_at_options(args: argparse.Namespace) -> None:
+    """--bot, --messages and their options only with --at; --at alone, not with the turn
+    list's options; one-line errors naming the option."""
+    used = [
+        name
+        for name, value in (
+            ("--bot", args.bot),
+            ("--messages", args.messages),
+            ("--encoding", args.encoding),
+            ("--legal/--no-legal", args.legal is not None),
+            ("--isolation", args.isolation),
+            ("--limit", args.limit),
+        )
+        if value
+    ]
+    if args.at is None:
+        if used:
+            raise ArenaError(f"{used[0]} needs --at TURN[.ACTION]")
+        return
+    for name, value in (("--turn", args.turn is not None), ("--html", args.html)):
+        if value:
+            raise ArenaError(f"--at and {name} do not go together")
+    if args.svg:
+        raise ArenaError("--at and --svg do not go together")
+    if args.messages and (args.isolation or args.limit):
+        raise ArenaError("--messages runs no bot: --isolation and --limit do not apply")
+    if args.encoding and not args.messages:
+        raise ArenaError("--encoding goes with --messages (a --bot's manifest names its own)")
+    if args.legal is not None and not args.messages:
+        raise ArenaError("--legal goes with --messages (a --bot says in its ready)")
+
+
+def _replay_at(record: GameRecord, args: argparse.Namespace) -> int:
+    """`arena replay FILE --at T.A`: the moment, and with --bot the bot's answer to it, or
+    with --messages the messages of that moment as bytes."""
+    from arena.referee.moments import find_moment, parse_moment
+
+    turn, action = parse_moment(args.at)
+    moment = find_moment(record, turn, action)
+    if args.messages:
+        return _print_messages(moment, args)
+    print_moment(moment)
+    if args.bot is None:
+        return 0
+    return _probe_bot(moment, args)
+
+
+def print_moment(moment: Any, out: TextIO | None = None) -> None:
+    """A moment as `arena replay --at` shows it (docs/cli.md)."""
+    from arena.referee import TimeControl
+
+    out = out or sys.stdout
+    record = moment.record
+    state = moment.state
+    colours = [b["colour"] for b in record.bots]
+    names = [b["name"] for b in record.bots]
+    seat = moment.seat
+    tc = TimeControl.from_dict(record.time_control).describe() if record.time_control else "?"
+    print(f"{record.game} {record.options}  seed {record.seed}  time control {tc}", file=out)
+    where = f"turn {moment.turn}" + (
+        f", before action {moment.action}" if moment.action > 1 else ""
+    )
+    print(
+        f"{where}: {colours[seat]} ({names[seat]}, seat {seat}) to move"
+        + (" (in the opening)" if moment.in_opening else ""),
+        file=out,
+    )
+    done = state.turn_actions()
+    more = "may end the turn" if state.can_end_turn() else "the turn needs more"
+    print(
+        f"  played this turn: {' '.join(done) or '-'}; actions remaining "
+        f"{state.actions_remaining()} ({more})",
+        file=out,
+    )
+    if moment.last_turn is not None:
+        lt = moment.last_turn
+        print(f"  last turn: {colours[lt['seat']]} {' '.join(lt['actions'])}", file=out)
+    scores = "-".join(str(s) for s in state.scores())
+    clocks = " | ".join(
+        f"{colours[i]} {'-' if c is None else f'{c:.3f}'}" for i, c in enumerate(moment.clocks)
+    )
+    deadline = "none" if moment.deadline is None else f"{moment.deadline:.3f} s"
+    margin = moment.time_control().margin
+    print(
+        f"  scores {scores}; clocks {clocks}; deadline {deadline} (+ {margin:g} s margin)",
+        file=out,
+    )
+    print(state.render_text(), file=out)
+    print(f"the record: {_played_text(moment, colours[seat])}", file=out)
+
+
+def _played_text(moment: Any, colour: str) -> str:
+    if moment.in_opening:
+        return f"the opening played {' '.join(moment.played)} (no bot was asked)"
+    if moment.ending and not moment.played:
+        return f"{colour} was asked and gave no playable answer: {moment.ending}"
+    acts = " ".join(moment.played)
+    if moment.illegal is not None:
+        action, message = moment.illegal
+        acts = acts.replace(action, f"{action} (ILLEGAL{': ' + message if message else ''})", 1)
+    if not moment.asked:
+        return (
+            f"{colour} played {acts} in the same move as the action(s) before it: this "
+            "request was not sent in the game"
+        )
+    took = f" in {duration(moment.elapsed)}" if moment.elapsed is not None else ""
+    return f"{colour} was asked and played {acts}{took}"
+
+
+def _print_messages(moment: Any, args: argparse.Namespace) -> int:
+    from protocol.framing import Encoder
+
+    encoding = args.encoding
+    if encoding is None and args.bot is not None:
+        from arena.referee import load_bot
+
+        encoding = load_bot(args.bot).encoding
+    encoder = Encoder(encoding or "msgpack")
+    data = encoder.encode(moment.hello()) + encoder.encode(moment.request(args.legal))
+    sys.stdout.buffer.write(data)
+    sys.stdout.buffer.flush()
+    return 0
+
+
+def _probe_bot(moment: Any, args: argparse.Namespace) -> int:
+    import trio
+
+    from arena.referee import load_bot
+    from arena.referee.probe import probe
+
+    limits = operator_limits(args.limit)
+    bot = load_bot(args.bot)
+    _preflight(bot, args.isolation)
+    print(f"asking {bot.name} ({bot.source}), encoding {bot.encoding}:")
+    try:
+        res = trio.run(lambda: probe(bot, moment, isolation=args.isolation, limits=limits))
+    except SandboxFault as e:
+        raise ArenaError(f"the sandbox failed (not the bot's fault): {e}") from None
+    if res.ready is not None:
+        legal = "requested" if res.ready.get("legal") else "not requested"
+        print(f"  ready as {res.ready['name']!r} {res.ready.get('version', '')}, legal {legal}")
+    for line in res.logs:
+        print(f"  log: {line}")
+    if res.failure:
+        print(f"  FAIL {res.failure}")
+        for line in res.stderr.splitlines():
+            print(f"     stderr: {line}")
+        return 1
+    reply = res.reply or {}
+    if reply.get("type") == "resign":
+        why = reply.get("reason", "")
+        print(f"  answer: resign{': ' + why if why else ''} in {duration(res.elapsed or 0.0)}")
+        return 0
+    more = " (more: true)" if reply.get("more") else ""
+    print(f"  answer: {' '.join(reply.get('actions', []))}{more} in {duration(res.elapsed or 0.0)}")
+    if res.illegal:
+        print(f"  ILLEGAL there: {res.illegal}")
+        return 1
+    print("  legal there")
     return 0
 
 
@@ -430,6 +645,8 @@ def cmd_check(args: argparse.Namespace) -> int:
                 )
             problem = check_problem(record, seat, bot, tc)
             label = f"{game} as {colours[seat]}"
+            if problem is not None and handshake_failed(record, seat):
+                label = f"handshake ({label})"
             if problem is None:
                 res = record.result
                 print(

@@ -52,10 +52,13 @@ def time_options(
 ) -> None:
     p.add_argument(
         "--tc",
-        default=default_tc,
+        default=None,
         metavar="BASE+INC",
-        help="Fischer clock in seconds, e.g. 5+0.05 (default: 60+1 unless --move-time)",
+        help=f"Fischer clock in seconds, e.g. 5+0.05 (default: {default_tc or '60+1'} unless "
+        "--move-time; none with --bank or --first-move)",
     )
+    # the command's own default Fischer clock, left out where a bank asks for none
+    p.set_defaults(default_tc=default_tc)
     p.add_argument("--move-time", metavar="SECONDS", help="fixed time per turn in seconds")
     p.add_argument(
         "--startup",
@@ -85,19 +88,40 @@ def time_options(
         metavar="N",
         help="the cpu clock's wall-clock cap, in deadlines (default 3)",
     )
+    p.add_argument(
+        "--bank",
+        metavar="SECONDS",
+        help="a time bank per bot and game with --move-time: a reply past its move time draws "
+        "the excess from it, and loses on time only when the bank cannot cover it",
+    )
+    p.add_argument(
+        "--first-move",
+        metavar="SECONDS",
+        help="with --move-time: each bot's first turn gets this much time instead",
+    )
 
 
 def time_control_from(args: argparse.Namespace) -> TimeControl:
-    from arena.referee import TimeControl
+    """The time control of the time options; a bad one is an ArenaError naming its option."""
+    from arena.referee import TimeControl, TimeControlError
 
-    return TimeControl.parse(
-        args.tc,
-        args.move_time,
-        startup=args.startup,
-        margin=args.margin,
-        clock=args.clock,
-        wall_cap=args.wall_cap,
-    )
+    tc = args.tc
+    if tc is None and args.bank is None and args.first_move is None:
+        tc = getattr(args, "default_tc", None)
+    try:
+        return TimeControl.parse(
+            tc,
+            args.move_time,
+            startup=args.startup,
+            margin=args.margin,
+            clock=args.clock,
+            wall_cap=args.wall_cap,
+            bank=args.bank,
+            first_move=args.first_move,
+        )
+    except TimeControlError as e:
+        flag = "--tc" if e.key in (None, "base", "increment") else "--" + e.key.replace("_", "-")
+        raise ArenaError(f"{flag}: {str(e).removeprefix('time control: ')}") from None
 
 
 def seed_arg(text: str) -> int:

@@ -17,6 +17,7 @@ from arena.cli.options import (
     game_option,
     parse_options,
     picture_options,
+    time_control_from,
     time_options,
     write_outputs,
 )
@@ -59,18 +60,12 @@ def _play_time_control(args: argparse.Namespace) -> TimeControl:
     """No clock unless one is asked for: a person should not lose on time by surprise."""
     from arena.referee import TimeControl
 
-    if args.tc is None and args.move_time is None:
+    asked = (args.tc, args.move_time, args.bank, args.first_move)
+    if all(a is None for a in asked):
         return TimeControl(
             startup=args.startup, **({} if args.margin is None else {"margin": args.margin})
         )
-    return TimeControl.parse(
-        args.tc,
-        args.move_time,
-        startup=args.startup,
-        margin=args.margin,
-        clock=args.clock,
-        wall_cap=args.wall_cap,
-    )
+    return time_control_from(args)
 
 
 def cmd_play(args: argparse.Namespace) -> int:

@@ -117,7 +117,12 @@ def build_config(args: argparse.Namespace) -> tuple[Any, list[str]]:
         "results": results,
         "bots": [_bot_entry(args.new, aliases[0]), _bot_entry(args.old, aliases[1])],
         "games": [{"name": g, "options": options} if options else g for g in games],
-        "time_control": {k: v for k, v in tc.to_dict().items() if v is not None},
+        # without a Fischer clock (a time bank) its increment is no key of the table
+        "time_control": {
+            k: v
+            for k, v in tc.to_dict().items()
+            if v is not None and not (k == "increment" and tc.base is None)
+        },
         "openings": {"turns": args.opening_turns},
         "sprt": {
             "elo0": args.elo0,

@@ -40,6 +40,10 @@ class TerminalIO(HumanIO):
         elif kind == "turn":
             deadline = event.get("deadline")
             clock = "" if deadline is None else f"; you have {deadline:.1f} s"
+            banks = event.get("banks")
+            bank = banks[event["seat"]] if isinstance(banks, list) and len(banks) == 2 else None
+            if clock and bank is not None:
+                clock += f" and {bank:.1f} s in your time bank"
             self._print(f"Your turn {event['turn']}{clock}.")
         elif kind == "ask":
             self._print(event["prompt"], end="")

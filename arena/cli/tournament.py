@@ -103,6 +103,12 @@ def register(sub: argparse._SubParsersAction) -> None:
         help="print the `arena match` command that replays the game's position (same game, "
         "options, opening, seed, time control and seats) instead of the record",
     )
+    rec.add_argument(
+        "--turn",
+        metavar="N[.A]",
+        help="with --command: restart the game at turn N (before its action A), the record's "
+        "actions before that moment as the opening",
+    )
     rec.set_defaults(func=cmd_record)
 
 
@@ -345,17 +351,21 @@ def _html_report(store: Store) -> str:
 
 
 def cmd_record(args: argparse.Namespace) -> int:
+    if args.turn is not None and not args.command:
+        raise ArenaError("--turn goes with --command")
     with open_store(args.target) as store:
         record = store.record(args.game_id)
     if args.command:
-        _emit(match_command(record), args.output)
+        _emit(match_command(record, args.turn), args.output)
     else:
         _emit(json.dumps(record, indent=1) + "\n", args.output)
     return 0
 
 
-def match_command(record: dict) -> str:
-    """The `arena match` command line that plays this record's game again from its opening.
+def match_command(record: dict, turn: str | None = None) -> str:
+    """The `arena match` command line that plays this record's game again from its opening,
+    or with `turn` ("N" or "N.A") from that moment of it (its actions before as the opening:
+    arena/referee/moments.py). The clocks start afresh there: an opening is nobody's time.
 
     Bots are named by their source (manifest or command); replace one with a new build to
     see how it does in the same position. Per-bot tournament settings (time odds, extra
@@ -368,17 +378,24 @@ def match_command(record: dict) -> str:
 
     bots = sorted(record["bots"], key=lambda b: b["seat"])
     argv = ["arena", "match", record["game"], *(b.get("source") or b["name"] for b in bots)]
-    if record.get("opening"):
-        argv += ["--opening", format_opening(record["opening"])]
+    opening = record.get("opening")
+    if turn is not None:
+        from arena.referee import GameRecord
+        from arena.referee.moments import find_moment, opening_before, parse_moment
+
+        n, a = parse_moment(turn, "--turn")
+        opening = opening_before(find_moment(GameRecord.from_dict(record), n, a, "--turn"))
+    if opening:
+        argv += ["--opening", format_opening(opening)]
     argv += ["--seed", str(record.get("seed", 0))]
     tc = record.get("time_control") or {}
     if tc.get("base") is not None:
         argv += ["--tc", f"{tc['base']:g}+{tc.get('increment', 0):g}"]
     if tc.get("move_time") is not None:
         argv += ["--move-time", f"{tc['move_time']:g}"]
-    for key in ("startup", "margin"):
+    for key in ("startup", "margin", "bank", "first_move"):
         if tc.get(key) is not None:
-            argv += [f"--{key}", f"{tc[key]:g}"]
+            argv += [f"--{key.replace('_', '-')}", f"{tc[key]:g}"]
     if tc.get("clock", "wall") != "wall":
         argv += ["--clock", tc["clock"], "--wall-cap", f"{tc.get('wall_cap', 3.0):g}"]
     for k, v in (record.get("options") or {}).items():

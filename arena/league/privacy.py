@@ -6,7 +6,10 @@ record's `stderr` (a crash's `detail` ends with the last stderr lines, a failure
 `stderr_tail`, the validation report's problem and tails, a build's output), so the public
 view of each is made here, once, and every page and endpoint that shows one to somebody
 other than the bot's owner (or an admin) goes through it: `public_report`, `public_detail`,
-`public_record`. Owner-only text is cut where the referee joins it (`STDERR_SEPARATOR`, a
+`public_record`. A bot's logs and debug marks are its owner's too (they show how it thinks):
+the public record and replay leave them out, with stderr and its per-turn cuts, and
+`owner_record` gives back exactly one owner's seats of them, for the replay its owner sees.
+Owner-only text is cut where the referee joins it (`STDERR_SEPARATOR`, a
 build's `:\\n` before its output), not guessed at.
 
 Server paths are nobody's business, the owner's included: where the league is installed, the
@@ -195,10 +198,45 @@ def _sentence(text: str | None) -> str:
     return text
 
 
+#: what of a record is its bots' owners' alone (per seat)
+OWNER_FIELDS = ("stderr", "stderr_turns", "logs", "marks", "marks_dropped")
+
+
+def owner_record(
+    record: dict[str, Any], seats: Iterable[int], bot_dirs: dict[int, str | None] | None = None
+) -> dict[str, Any]:
+    """The public record with the logs, debug marks and stderr of `seats` (the caller's own
+    bots, or both for an admin) put back, and nobody else's: stderr with neutral paths,
+    turn by turn so that its cuts (`stderr_turns`) still fall where they did."""
+    mine = set(seats)
+    out = public_record(record)
+    out["logs"] = [e for e in record.get("logs") or () if e.get("seat") in mine]
+    out["marks"] = [e for e in record.get("marks") or () if e.get("seat") in mine]
+    dropped = list(record.get("marks_dropped") or [0, 0])
+    out["marks_dropped"] = [dropped[s] if s in mine and s < len(dropped) else 0 for s in (0, 1)]
+    stderr, cuts = ["", ""], [[], []]
+    for s in mine & {0, 1}:
+        text = (record.get("stderr") or ["", ""])[s] or ""
+        given = (record.get("stderr_turns") or [[], []])[s] or [[None, 0]]
+        dirs = [(bot_dirs or {}).get(s)]
+        at = 0
+        for i, (turn, start) in enumerate(given):
+            end = given[i + 1][1] if i + 1 < len(given) else len(text)
+            part = neutral_paths(text[start:end], dirs)
+            cuts[s].append([turn, at])
+            stderr[s] += part
+            at += len(part)
+        if not text:
+            cuts[s] = []
+    out["stderr"], out["stderr_turns"] = stderr, cuts
+    return out
+
+
 def public_record(record: dict[str, Any]) -> dict[str, Any]:
-    """A game's arena-record/1 for everyone: `stderr` and `logs` left out, the stderr lines a
-    failure quotes cut, the bots' commands and sources without server paths."""
-    out = {k: v for k, v in record.items() if k not in ("stderr", "logs")}
+    """A game's arena-record/1 for everyone: the owners' fields (`OWNER_FIELDS`: stderr, logs,
+    debug marks) left out, the stderr lines a failure quotes cut, the bots' commands and
+    sources without server paths."""
+    out = {k: v for k, v in record.items() if k not in OWNER_FIELDS}
     result = dict(out.get("result") or {})
     if "detail" in result:
         result["detail"] = public_detail(result["detail"])

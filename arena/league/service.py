@@ -531,6 +531,31 @@ class League:
             raise LeagueError(f"no record for game {game_id} (not finished?)", status=404)
         return privacy.public_record(record)
 
+    async def owner_record(
+        self, user: User | None, game_id: int
+    ) -> tuple[dict[str, Any], list[int]] | None:
+        """The game's record with the logs, debug marks and stderr of the caller's own bots
+        (every bot's for an admin: privacy.owner_record), and their seats; None when the
+        caller owns none of them or the game has no record."""
+        if user is None:
+            return None
+
+        def run(conn: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None, list[str]]:
+            detail = views.game_detail(conn, game_id)
+            paths = []
+            for seat in (detail or {}).get("seats", []):
+                v = roster.version(conn, seat["version_id"])
+                paths.append(v.path if v is not None else "")
+            return detail, ledger.game_record(conn, game_id), paths
+
+        detail, record, paths = await self.read(run)
+        if detail is None or record is None:
+            return None
+        mine = [s for s, owner in enumerate(detail["owners"]) if owner == user.id or user.is_admin]
+        if not mine:
+            return None
+        return privacy.owner_record(record, mine, dict(enumerate(paths))), mine
+
     async def logs(self, user: User, game_id: int) -> dict[str, Any]:
         """The stderr and log lines of the caller's own bot(s) in a game (403 otherwise)."""
 
@@ -559,6 +584,7 @@ class League:
                         (record or {}).get("stderr", ["", ""])[s], [paths[s]]
                     ),
                     "logs": [e for e in (record or {}).get("logs", []) if e.get("seat") == s],
+                    "marks": [e for e in (record or {}).get("marks", []) if e.get("seat") == s],
                 }
             )
         return {"game": game_id, "state": detail["state"], "seats": seats}

@@ -100,7 +100,8 @@ opening_turns = 2
 games = ["papagra", "wrigglers", "stripes", "quadraphages", "hexaphage"]
 
 # the clock of every rated game: BASE+INCREMENT seconds, or a table (startup, base, increment,
-# move_time, margin, clock, wall_cap)
+# move_time, margin, clock, wall_cap; with a move_time and no base also bank, a time bank per
+# game, and first_move, the time of each bot's first turn: docs/league.md)
 time_control = "5+0.05"
 # what a reply is charged: "wall" (its wall time less the host's share) or "cpu" (the CPU time
 # the bot used, its wall time capped at wall_cap = 3 deadlines); docs/league.md says which to pick
@@ -342,7 +343,9 @@ def _submissions(c: Checker, t: Mapping[str, Any]) -> Submissions:
         validation_time_control=(
             d.validation_time_control
             if tc is None
-            else read_time_control(Checker(f"{c.where}: [submissions]"), tc)
+            else read_time_control(
+                Checker(f"{c.where}: [submissions]"), tc, "validation_time_control"
+            )
         ),
     )
 

@@ -31,6 +31,11 @@ bot's own, and decides from the bot's own share alone:
 - without measurements (no cgroup, a person at a seat) the rule is the plain one of the wall
   clock, whatever clock was asked for: nothing is forgiven, nothing is charged by CPU.
 
+The `deadline` of every rule here is what the reply may be charged before the margin: the
+move's own deadline plus what is left of the bot's time bank (arena/referee/clock.py), so the
+wall cap, the hard cap and the stall bound stretch with the bank: a bot is never flagged or
+voided for drawing on it, and the host's share, never charged, never draws on it.
+
 Sleeping, blocking on I/O and waiting for one's own threads are the bot's choice: none of them
 is "runnable while no task of the bot runs", so none of it is ever part of the host's share.
 docs/security.md gives the argument in full; tests/referee/test_blame.py pins it.

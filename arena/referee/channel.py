@@ -93,7 +93,7 @@ class BotChannel(Seat):
         seat: int,
         encoding: str,
         max_message_bytes: int,
-        on_log: Callable[[int, float, str], None] | None = None,
+        on_log: Callable[[int, float, str, Any], None] | None = None,
     ) -> None:
         self.proc = proc
         self.seat = seat
@@ -191,12 +191,19 @@ class BotChannel(Seat):
         if msg.get("type") == "log":
             check_bot_message(msg)
             if self._on_log is not None:
-                self._on_log(self.seat, arrived, msg["message"])
+                self._on_log(self.seat, arrived, msg["message"], msg.get("marks"))
             return
         expecting = self._expecting
         if expecting is None:
             mtype = check_bot_message(msg)
-            raise ProtocolError(f"sent {mtype!r} while no request was pending")
+            why = f"sent {mtype!r} while no request was pending"
+            if mtype == "move":
+                why += (
+                    ": a move answers one turn request; send all of a turn's actions in one "
+                    "move, or wait for the next request (its turn_actions lists what was "
+                    "played) before sending the next"
+                )
+            raise ProtocolError(why)
         check_reply(msg, expecting)
         self._expecting = None
         if self._metering and arrived - self._written > self._quick:
@@ -237,6 +244,15 @@ class BotChannel(Seat):
             meter.start(wall)
             self._quick = margin if wall else -1.0
             self._written = math.inf
+        if self._stdout_fd is not None and self.error is None and request_type == "turn":
+            # a message already waiting on the bot's stdout was sent before this request:
+            # not its reply (two moves back to back), however late the reader would see it
+            self._expecting = None
+            self._read_now()
+            self._expecting = request_type
+            if self.error is not None:
+                self._expecting = None
+                raise BotFailure("protocol_error", self.error)
         writing = trio.current_time()
         sent = _write_now(self._stdin_fd, data)
         at_once = sent == len(data)
@@ -422,6 +438,7 @@ class BotChannel(Seat):
         from arena.referee.diagnose import Silence, explain_silence
 
         received = self.received
+        waiting = self._waits_for_input()
         self._expecting = request_type  # a late reply is read as one, not as an error
         await self.close_input()
         with trio.move_on_after(LATE_OUTPUT_WAIT):
@@ -446,8 +463,22 @@ class BotChannel(Seat):
                 at_exit=bool(late_bytes and at_exit),
                 exited=self.eof,
                 pending=self._decoder.pending_head,
+                waiting_for_input=waiting,
             )
         )
+
+    def _waits_for_input(self) -> bool | None:
+        """The bot has read all it was sent and is blocked reading its stdin: it waits for
+        more input (or for its end). None where this cannot be seen (see diagnose.py)."""
+        from arena.referee.diagnose import blocked_reading_stdin, unread_bytes
+
+        pid = getattr(self.proc, "pid", None)
+        if pid is None or self._stdin_fd is None:
+            return None
+        unread = unread_bytes(self._stdin_fd)
+        if unread is None:
+            return None
+        return unread == 0 and blocked_reading_stdin(pid)
 
     async def crash_failure(self, what: str) -> BotFailure:
         """The failure for a bot that went away: its exit status (waiting briefly for it) or,
@@ -510,7 +541,7 @@ class BotChannel(Seat):
         return True if sent else None  # at most PIPE_BUF bytes: all of it, or none
 
     # --- sessions (arena/referee/sessions.py) ---------------------------------------------------
-    def attach(self, seat: int, on_log: Callable[[int, float, str], None] | None) -> None:
+    def attach(self, seat: int, on_log: Callable[[int, float, str, Any], None] | None) -> None:
         """A kept process joins a new game: its seat and the game's log callback."""
         self.seat = seat
         self._on_log = on_log

@@ -27,12 +27,18 @@ DECLARE = {
     "drop the json: prefix)",
 }
 FLUSH = "flush stdout after every message"
+WAITS_FOR_EOF = (
+    "a bot that reads its input to the end before answering waits for an end that never "
+    "comes (the referee keeps stdin open for the whole game): read one message at a time "
+    "(a line for JSON, a streaming decoder for msgpack) and answer it at once"
+)
 #: the UTF-8 byte order mark some runtimes (.NET, PowerShell) write before their first output
 BOM = b"\xef\xbb\xbf"
 #: stderr words that suggest the bot could not decode what it was sent
 _DECODING_TROUBLE = re.compile(
     r"decod|unpack|pars(e|ing) error|unexpected token|not subscriptable|expected value"
-    r"|expecting value|invalid utf-?8",
+    r"|expecting value|invalid utf-?8|unexpected character|invalid character"
+    r"|beginning of value|invalid start of a value|invalid type|expected map",
     re.IGNORECASE,
 )
 
@@ -129,12 +135,23 @@ class Silence:
     at_exit: bool  # the late bytes came as the bot exited (its stdout closed right after)
     exited: bool  # its stdout closed during the wait
     pending: bytes  # the start of an unfinished message at the end of the wait
+    #: at the deadline, the bot had read everything it was sent and was blocked reading its
+    #: stdin (None: not seen, see `blocked_reading_stdin`)
+    waiting_for_input: bool | None = None
 
 
 def explain_silence(s: Silence) -> str:
     """A clause (starting with "; ") saying why the reply may not have come, or ""."""
     if s.late_bytes:
         late = f"{s.late_by:.3f} s after the deadline" if s.late_by is not None else "late"
+        if s.at_exit and s.waiting_for_input:
+            # the two look alike from outside (blocked reading, output at exit): say both
+            return (
+                f"; its output arrived only once its stdin closed ({late}), and it had read "
+                f"all it was sent and was waiting to read more: either it reads its input to "
+                f"the end before answering ({WAITS_FOR_EOF}), or its answer sat in an output "
+                f"buffer ({FLUSH})"
+            )
         if s.at_exit:
             return (
                 f"; its output arrived only when it exited (its stdin closed, {late}): it was "
@@ -190,3 +207,46 @@ def _json_object(data: bytes) -> bool:
         return isinstance(json.loads(data.decode("utf-8")), dict)
     except (UnicodeDecodeError, ValueError):
         return False
+
+
+#: the `read` system call's number by machine, for /proc/PID/syscall
+_READ_SYSCALL = {"x86_64": 0, "aarch64": 63}
+
+
+def blocked_reading_stdin(pid: int) -> bool:
+    """Some thread of process `pid` is blocked in `read` on its fd 0 (/proc/PID/task/*/
+    syscall). Where the referee can see the bot's threads (process isolation; the arena as
+    root or the bot's parent) and the machine's syscall number is known; False otherwise, and
+    for a runtime that waits in epoll (Node, Go's poller on a non-blocking pipe)."""
+    import os
+    import platform
+
+    number = _READ_SYSCALL.get(platform.machine())
+    if number is None:
+        return False
+    try:
+        tids = os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return False
+    for tid in tids:
+        try:
+            with open(f"/proc/{pid}/task/{tid}/syscall", "rb") as f:
+                fields = f.read().split()
+        except OSError:
+            continue
+        if len(fields) > 1 and fields[0] == str(number).encode() and int(fields[1], 16) == 0:
+            return True
+    return False
+
+
+def unread_bytes(fd: int) -> int | None:
+    """Bytes written to a pipe and not read yet (FIONREAD; either end); None if unknown."""
+    import fcntl
+    import struct
+    import termios
+
+    try:
+        buf = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
+    except OSError:
+        return None
+    return int(struct.unpack("i", buf)[0])

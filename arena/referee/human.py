@@ -195,5 +195,5 @@ class HumanPlayer(SeatSpec):
             "encoding": "",
         }
 
-    def open(self, seat: int, on_log: Callable[[int, float, str], None]) -> Seat:
+    def open(self, seat: int, on_log: Callable[[int, float, str, Any], None]) -> Seat:
         return HumanSeat(seat, self.io, self.name)

@@ -29,8 +29,10 @@ from arena.referee.accounting import NO_ACCOUNTING, Meter, OwnClock, close_fd, o
 from arena.referee.bots import BotSpec, BuildError
 from arena.referee.channel import STDERR_SEPARATOR, BotChannel, stderr_lines
 from arena.referee.clock import Clocks, TimeControl
+from arena.referee.marks import MarkBook
 from arena.referee.outcome import Reason, by_failure, is_forfeit, now_iso
-from arena.referee.record import GameRecord
+from arena.referee.record import TURN_GOES_ON, GameRecord
+from arena.referee.requests import end_message, hello_message, turn_message
 from arena.referee.seat import BotFailure, Seat, SeatSpec
 from arena.sandbox import (
     BotProcess,
@@ -40,7 +42,7 @@ from arena.sandbox import (
     launcher_for,
 )
 from protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
-from protocol.messages import PROTOCOL_VERSION, SEED_MAX
+from protocol.messages import SEED_MAX
 
 if TYPE_CHECKING:  # imported where used: `arena match` never keeps a process
     from arena.referee.sessions import Session, SessionPool
@@ -180,30 +182,87 @@ _gc_frozen = _GcFreeze()
 
 
 def play_opening(state: State, opening: Sequence[Sequence[str]]) -> dict[str, Any] | None:
-    """Play complete turns on `state` (nobody's clock runs); the last one as `last_turn`.
+    """Play the opening's turns on `state` (nobody's clock runs); the last complete one as
+    `last_turn`.
 
-    ArenaError names the turn when an action is illegal, a turn is incomplete or has more
-    actions than it takes, or the opening ends the game (the bots would have nothing to play).
+    Every turn but the last is complete. The last may be partial, so that the bots start in
+    the middle of a turn (Papagra's second action, Quadraphages' parts b and c): when it still
+    needs actions, or when it ends with TURN_GOES_ON (`...`: its optional actions are not
+    skipped). ArenaError names the turn when an action is illegal, a turn before the last is
+    incomplete or has more actions than it takes, or the opening ends the game (the bots would
+    have nothing to play).
     """
     last_turn = None
     for n, turn in enumerate(opening, 1):
+        is_last = n == len(opening)
+        goes_on = bool(turn) and turn[-1] == TURN_GOES_ON
+        actions = turn[:-1] if goes_on else turn
+        if goes_on and not is_last:
+            raise ArenaError(f"opening turn {n}: {TURN_GOES_ON} may only end the last turn")
+        if not actions:
+            raise ArenaError(f"opening turn {n} has no actions")
         seat = state.current_player()
         start = state.turn_number()
-        for action in turn:
+        for action in actions:
             if state.is_terminal() or state.turn_number() != start:
                 raise ArenaError(f"opening turn {n} has more actions than the turn takes: {action}")
             try:
                 state.apply(action)
             except IllegalAction as e:
                 raise ArenaError(f"opening turn {n}: {action}: {e.message}") from None
-        if not state.is_terminal() and state.turn_number() == start:
-            if not state.can_end_turn():
-                raise ArenaError(f"opening turn {n} is incomplete: {' '.join(turn)}")
-            state.end_turn()
         if state.is_terminal():
             raise ArenaError(f"the opening ends the game at turn {n}")
-        last_turn = {"seat": seat, "actions": list(turn)}
+        if state.turn_number() != start:
+            if goes_on:
+                raise ArenaError(f"opening turn {n} is complete: it cannot go on ({TURN_GOES_ON})")
+        elif goes_on or (is_last and not state.can_end_turn()):
+            break  # the bots start in this turn
+        elif not state.can_end_turn():
+            raise ArenaError(f"opening turn {n} is incomplete: {' '.join(turn)}")
+        else:
+            state.end_turn()
+        last_turn = {"seat": seat, "actions": list(actions)}
     return last_turn
+
+
+def apply_move(
+    state: State, actions: list[str], elapsed: float, turn_no: int, entries: list[dict[str, Any]]
+) -> BotFailure | None:
+    """Apply a move's actions in order; the first illegal one is the bot's failure."""
+    for i, action in enumerate(actions):
+        if state.is_terminal():
+            # the game ended by the rules with an earlier action of this move: the rest
+            # of the move is moot, not illegal
+            entries[-1].setdefault("ignored_after", []).extend(actions[i:])
+            return None
+        item = {"action": action, "elapsed": elapsed if i == 0 else 0.0}
+        if state.turn_number() != turn_no:
+            message = "the turn has ended"
+        else:
+            try:
+                state.apply(action)
+            except IllegalAction as e:
+                message = e.message
+            else:
+                entries.append(item)
+                continue
+        item["illegal"] = True
+        entries.append(item)
+        return BotFailure(
+            "illegal_action",
+            f"{action}: {message}",
+            {"action": action, "message": message},
+        )
+    return None
+
+
+def _at_turn(f: BotFailure, turn: int, action: int) -> BotFailure:
+    """A crash (or an exit) names the turn, and the action of a turn of several, that the
+    bot was asked for when it went away: where to look in its replay and its logs."""
+    base, sep, tail = f.detail.partition(STDERR_SEPARATOR)
+    where = f"in turn {turn}" + (f" (asked for action {action})" if action > 1 else "")
+    info = {**f.info, "turn": turn, **({"action": action} if action > 1 else {})}
+    return BotFailure(f.reason, f"{where}: {base}{sep}{tail}", info, hint=f.hint)
 
 
 def _silent_start(channel: Seat, f: BotFailure, startup: float) -> BotFailure:
@@ -238,6 +297,20 @@ def _crash_at_start(channel: Seat, f: BotFailure) -> BotFailure:
     ):
         hint = f"; {encoding_hint(channel.encoder.encoding)}"
     return BotFailure("failed_start", f"before ready: {base}{hint}{sep}{tail}", f.info, hint=hint)
+
+
+def _bank_ran_out(f: BotFailure, deadline: float | None, bank: float) -> BotFailure:
+    """A time forfeit of a seat with a bank: its detail says the bank ran out (before the
+    bot's stderr lines, if any), its facts give the move's own deadline and the bank left
+    (the channel waited for both together)."""
+    base, sep, tail = f.detail.partition(STDERR_SEPARATOR)
+    hint = f.hint if f.hint and base.endswith(f.hint) else ""
+    base = base[: len(base) - len(hint)]
+    move = "" if deadline is None else f"{deadline:.3f} s for the move and "
+    ran_out = f"; the time bank ran out ({move}{bank:.3f} s left in the bank)"
+    detail = f"{base}{ran_out}{hint}{sep}{tail}"
+    info = {**f.info, "deadline": deadline, "bank": round(bank, 6)}
+    return BotFailure(f.reason, detail, info, hint=f.hint)
 
 
 def _seat_settings(config: MatchConfig, seat: int) -> dict[str, Any]:
@@ -314,9 +387,13 @@ class _Referee:
             ],
             time_control=self.tc.to_dict(),
         )
+        #: the bots' debug marks, checked against the board's cells (docs/protocol.md)
+        self.marks = MarkBook(self.record, frozenset(self.state.describe()["board"]["cells"]))
 
     def _play_opening(self) -> None:
         self.last_turn = play_opening(self.state, self.config.opening)
+        #: the turn the opening left partial (the bots start in it), or 0
+        self.opening_partial = self.state.turn_number() if self.state.turn_actions() else 0
 
     # --- the whole game --------------------------------------------------------------------------
     async def run(self) -> None:
@@ -383,7 +460,9 @@ class _Referee:
         }
         record.finished_at = now_iso()
         record.duration = round(trio.current_time() - self.t0, 6)
-        record.turn_count = len(record.opening) + len(record.turns)
+        # a partial last turn of the opening is the bots' first turn too: counted once
+        partial = 1 if self.opening_partial and record.turns else 0
+        record.turn_count = len(record.opening) + len(record.turns) - partial
         record.final_position = self.state.describe()
 
     # --- start-up ----------------------------------------------------------------------------
@@ -544,21 +623,18 @@ class _Referee:
         tc = self.tcs[seat]
         if isinstance(channel, BotChannel):
             self._meter(seat, channel)
-        hello: dict[str, Any] = {
-            "type": "hello",
-            "protocol": PROTOCOL_VERSION,
-            "game": config.game,
-            "options": dict(self.game.options),
-            "seat": seat,
-            "colour": self.game.colours[seat],
-            "opponent": config.bots[1 - seat].name,
-            "match_id": self.record.match_id,
-            "time_control": tc.to_dict(),
-            "max_message_bytes": config.max_message_bytes,
-            "seed": config.seed,
-        }
-        if config.bot_options[seat]:
-            hello["bot_options"] = dict(config.bot_options[seat] or {})
+        hello = hello_message(
+            game=config.game,
+            options=self.game.options,
+            seat=seat,
+            colour=self.game.colours[seat],
+            opponent=config.bots[1 - seat].name,
+            match_id=self.record.match_id,
+            time_control=tc,
+            max_message_bytes=config.max_message_bytes,
+            seed=config.seed,
+            bot_options=config.bot_options[seat],
+        )
         remaining = max(0.0, tc.startup - (trio.current_time() - t_launch))
         try:
             reply, _ = await channel.request(hello, remaining, tc.margin)
@@ -596,7 +672,9 @@ class _Referee:
             channel = self.channels[seat]
             assert channel is not None
             turn_no = state.turn_number()
-            self.turn_playing = turn_no
+            self._start_turn(turn_no)
+            # actions the opening played in this turn already (the bots start mid-turn)
+            before = state.turn_actions() if turn_no == self.opening_partial else []
             entries: list[dict[str, Any]] = []
             entry: dict[str, Any] = {
                 "turn": turn_no,
@@ -606,31 +684,42 @@ class _Referee:
                 "clocks_after": None,
                 "requests": 0,
             }
+            asked: list[dict[str, Any]] = []
+            entry["asked"] = asked
             turn_elapsed = 0.0
             while True:  # one request per partial move
                 deadline = clocks.deadline(seat)
-                msg = {
-                    "type": "turn",
-                    "turn": turn_no,
-                    "seat": seat,
-                    "position": state.describe(),
-                    "last_turn": self.last_turn,
-                    "turn_actions": state.turn_actions(),
-                    "actions_remaining": state.actions_remaining(),
-                    "can_end_turn": state.can_end_turn(),
-                    "clocks": clocks.snapshot(),
-                    "deadline": deadline,
-                }
-                if self.want_legal[seat]:
-                    msg["legal"] = state.legal_actions()
+                # what the reply may be charged: the deadline and what is left in the bank
+                limit = clocks.limit(seat, deadline)
+                bank_left = clocks.bank(seat)
+                msg = turn_message(
+                    state,
+                    turn_no,
+                    seat,
+                    self.last_turn,
+                    clocks.snapshot(),
+                    deadline,
+                    self.want_legal[seat],
+                    clocks.bank_snapshot() if clocks.banked else None,
+                )
+                # what the bot was told, as sent: `arena replay --at` asks it again from this
+                sent = {"clocks": msg["clocks"], "deadline": msg["deadline"]}
+                if "banks" in msg:
+                    sent["banks"] = msg["banks"]
+                asked.append(sent)
                 entry["requests"] += 1
                 try:
-                    reply, elapsed = await channel.request(msg, deadline, margins[seat])
+                    reply, elapsed = await channel.request(msg, limit, margins[seat])
                 except BotFailure as f:
                     if f.reason == "host_stall":
                         raise self._host_stall(seat, turn_no, f) from None
+                    if f.reason in ("crash", "memory_limit"):
+                        f = _at_turn(f, turn_no, len(state.turn_actions()) + 1)
                     if f.reason == "time_forfeit" and f.info.get("elapsed") is not None:
-                        clocks.charge(seat, f.info.get("charged", f.info["elapsed"]))
+                        drawn = clocks.charge(seat, f.info.get("charged", f.info["elapsed"]))
+                        self._bank_drawn(entry, seat, drawn)
+                        if self.tcs[seat].bank:
+                            f = _bank_ran_out(f, deadline, bank_left)
                     self._close_turn(entry, turn_elapsed, clocks)
                     if self.accounting[seat] is not None:
                         self._account_turn(entry, seat, f.info)
@@ -644,10 +733,10 @@ class _Referee:
                 else:
                     verdict = account.verdict
                     if verdict.stall:
-                        detail = channel._stall_detail(account, deadline or 0.0, margins[seat])
+                        detail = channel._stall_detail(account, limit or 0.0, margins[seat])
                         raise self._host_stall(seat, turn_no, BotFailure("host_stall", detail))
                     charged, flagged = verdict.charged, verdict.flagged
-                clocks.charge(seat, charged)
+                self._bank_drawn(entry, seat, clocks.charge(seat, charged))
                 if flagged:
                     self._close_turn(entry, turn_elapsed, clocks)
                     info: dict[str, Any] = {"deadline": deadline, "elapsed": round(elapsed, 6)}
@@ -661,16 +750,18 @@ class _Referee:
                                 f"host's share {account.verdict.host:.3f} s)"
                             )
                     record_turns.append(entry)
-                    return self._forfeit(
-                        seat,
-                        BotFailure(
-                            "time_forfeit",
-                            f"replied after {elapsed:.3f} s, deadline {deadline:.3f} s "
-                            f"+ {margins[seat]:g} s margin{why}",
-                            info,
-                        ),
+                    failure = BotFailure(
+                        "time_forfeit",
+                        f"replied after {elapsed:.3f} s, deadline {deadline:.3f} s "
+                        f"+ {margins[seat]:g} s margin{why}",
+                        info,
                     )
+                    if self.tcs[seat].bank:
+                        failure = _bank_ran_out(failure, deadline, bank_left)
+                    return self._forfeit(seat, failure)
                 reply_msg = reply.msg
+                if "marks" in reply_msg:
+                    self._take_marks(seat, reply.arrived, reply_msg["marks"])
                 if reply_msg["type"] == "resign":
                     self._close_turn(entry, turn_elapsed, clocks)
                     entry["resigned"] = True
@@ -694,7 +785,7 @@ class _Referee:
             clocks.end_turn(seat)
             self._close_turn(entry, turn_elapsed, clocks)
             record_turns.append(entry)
-            actions = [e["action"] for e in entries]
+            actions = before + [e["action"] for e in entries]
             self.last_turn = {"seat": seat, "actions": actions}
             if self.observer is not None:
                 event = TurnEvent(
@@ -716,33 +807,7 @@ class _Referee:
     def _apply(
         self, actions: list[str], elapsed: float, turn_no: int, entries: list[dict[str, Any]]
     ) -> BotFailure | None:
-        """Apply a move's actions in order; the first illegal one is the bot's failure."""
-        state = self.state
-        for i, action in enumerate(actions):
-            if state.is_terminal():
-                # the game ended by the rules with an earlier action of this move: the rest
-                # of the move is moot, not illegal
-                entries[-1].setdefault("ignored_after", []).extend(actions[i:])
-                return None
-            item = {"action": action, "elapsed": elapsed if i == 0 else 0.0}
-            if state.turn_number() != turn_no:
-                message = "the turn has ended"
-            else:
-                try:
-                    state.apply(action)
-                except IllegalAction as e:
-                    message = e.message
-                else:
-                    entries.append(item)
-                    continue
-            item["illegal"] = True
-            entries.append(item)
-            return BotFailure(
-                "illegal_action",
-                f"{action}: {message}",
-                {"action": action, "message": message},
-            )
-        return None
+        return apply_move(self.state, actions, elapsed, turn_no, entries)
 
     def _account_turn(self, entry: dict[str, Any], seat: int, fields: dict[str, Any]) -> None:
         """Add a reply's figures to its turn's sums (a turn may take several requests)."""
@@ -752,6 +817,11 @@ class _Referee:
             if value is not None:
                 entry[key] = entry.get(key, 0.0) + value
 
+    def _bank_drawn(self, entry: dict[str, Any], seat: int, drawn: float) -> None:
+        """Add what a reply drew from the seat's bank to its turn (seats with a bank only)."""
+        if self.clocks.banks[seat] is not None:
+            entry["bank_drawn"] = entry.get("bank_drawn", 0.0) + drawn
+
     def _host_stall(self, seat: int, turn: int, f: BotFailure) -> HostStall:
         name = self.config.bots[seat].name
         return HostStall(f"host_stall: seat {seat} ({name}) turn {turn}: {f.detail}")
@@ -759,6 +829,8 @@ class _Referee:
     def _close_turn(self, entry: dict[str, Any], turn_elapsed: float, clocks: Clocks) -> None:
         entry["elapsed"] = turn_elapsed
         entry["clocks_after"] = clocks.snapshot()
+        if clocks.banked:
+            entry["banks_after"] = clocks.bank_snapshot()
         entry["t"] = trio.current_time() - self.t0
 
     # --- results -------------------------------------------------------------------------------
@@ -778,8 +850,35 @@ class _Referee:
         result = Result(1 - seat, "resign", self.state.scores(), detail)
         return _Outcome(result, seat, None)
 
-    # --- logs ----------------------------------------------------------------------------------
-    def _log(self, seat: int, arrived: float, message: str) -> None:
+    def _start_turn(self, turn_no: int) -> None:
+        """From now on, logs, marks and stderr lines belong to turn `turn_no`: what the bots
+        wrote to stderr before is read under the turn before (`tag_stderr`)."""
+        self.turn_playing = turn_no
+        for proc in self.procs:
+            if proc is not None:
+                proc.tag_stderr(turn_no)
+
+    # --- logs and marks ------------------------------------------------------------------------
+    def _take_marks(self, seat: int, arrived: float, value: Any) -> None:
+        """A message's debug marks into the record; a note among the seat's logs when some
+        were dropped (never a failure: docs/protocol.md, "Debug marks")."""
+        t = round(arrived - self.t0, 6)
+        note = self.marks.take(seat, self.turn_playing, t, value)
+        if note is None:
+            return
+        entry: dict[str, Any] = {"seat": seat, "t": t, "message": note, "arena": True}
+        if self.turn_playing is not None:
+            entry["turn"] = self.turn_playing
+        self.record.logs.append(entry)
+        if self.on_log is not None:
+            self._notify(self.on_log, LogEvent(seat, t, f"[arena] {note}"))
+
+    def _log(self, seat: int, arrived: float, message: str, marks: Any = None) -> None:
+        self._log_line(seat, arrived, message)
+        if marks is not None:  # a log's marks are kept even when its line is over the cap
+            self._take_marks(seat, arrived, marks)
+
+    def _log_line(self, seat: int, arrived: float, message: str) -> None:
         record = self.record
         data = message.encode("utf-8", errors="replace")
         if len(data) > LOG_MESSAGE_BYTES:
@@ -818,8 +917,22 @@ class _Referee:
         for seat in (0, 1):
             proc = self.procs[seat]
             if proc is not None:
-                self.record.stderr[seat] = proc.stderr_tail()
+                # a kept process's pipe stays open: what it wrote before its last reply may
+                # still wait there, unread by the drain task; it belongs to this game
+                proc.tag_stderr(self.turn_playing)
+                self._record_stderr(seat, proc)
         self._complete_stderr_tails()
+
+    def _record_stderr(self, seat: int, proc: BotProcess) -> None:
+        """The seat's stderr tail, and where each turn's part of it begins (`stderr_turns`)."""
+        parts = proc.stderr_segments()
+        turns: list[list[Any]] = []
+        at = 0
+        for tag, text in parts:
+            turns.append([tag, at])
+            at += len(text)
+        self.record.stderr[seat] = "".join(text for _, text in parts)
+        self.record.stderr_turns[seat] = turns
 
     def _complete_stderr_tails(self) -> None:
         """A crash is reported the moment it is seen, when the last stderr lines may still be
@@ -924,16 +1037,4 @@ class _Referee:
         }
 
     def _end_message(self, seat: int, result: Result) -> dict[str, Any]:
-        if result.winner is None:
-            you = "draw"
-        else:
-            you = "win" if result.winner == seat else "loss"
-        return {
-            "type": "end",
-            "result": result.result_string,
-            "winner": result.winner,
-            "reason": result.reason,
-            "detail": result.detail,
-            "scores": list(result.scores),
-            "you": you,
-        }
+        return end_message(seat, result)

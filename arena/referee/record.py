@@ -16,8 +16,11 @@ from arena.errors import ArenaError
 from arena.games import IllegalAction, State, make_game
 
 RECORD_FORMAT = "arena-record/1"
+#: the last token of an opening's last turn that goes on with optional actions, where it could
+#: end (docs/cli.md, `--opening`): the bots then start in that turn, `can_end_turn` true
+TURN_GOES_ON = "..."
 
-__all__ = ["RECORD_FORMAT", "GameRecord", "RecordError", "apply_turn"]
+__all__ = ["RECORD_FORMAT", "TURN_GOES_ON", "GameRecord", "RecordError", "apply_turn"]
 
 
 class RecordError(ArenaError):
@@ -42,10 +45,17 @@ class GameRecord:
     logs: list[dict[str, Any]] = field(default_factory=list)
     #: log messages dropped by seat once the per-game cap was reached
     logs_dropped: list[int] = field(default_factory=lambda: [0, 0])
+    #: debug marks the bots drew (arena/referee/marks.py): {seat, turn, t, marks: [mark]}
+    marks: list[dict[str, Any]] = field(default_factory=list)
+    #: marks dropped by seat (broke a rule or a cap; the seat's logs say why)
+    marks_dropped: list[int] = field(default_factory=lambda: [0, 0])
     #: {winner, result, reason, detail, scores, loser_seat, forfeit, failure}
     result: dict[str, Any] = field(default_factory=dict)
     #: captured stderr tail by seat
     stderr: list[str] = field(default_factory=lambda: ["", ""])
+    #: per seat, [turn, offset] pairs: from `offset` (characters into `stderr[seat]`) on, the
+    #: text was read while `turn` was being played (None: before the first turn)
+    stderr_turns: list[list[list[Any]]] = field(default_factory=lambda: [[], []])
     #: how each bot ended: {returncode, signal, exited_after_end (within the grace period)}
     exits: list[dict[str, Any] | None] = field(default_factory=lambda: [None, None])
     #: what each bot reported in `ready` ({name, version, author, legal}); None if it never did
@@ -132,18 +142,21 @@ class GameRecord:
 
     def initial_state(self) -> State:
         """The position after the opening, before the bots' first turn (RecordError if the
-        game cannot be made or the opening does not replay)."""
+        game cannot be made or the opening does not replay). A partial last turn of the
+        opening (arena/referee/match.py, `play_opening`) is left open: the bots went on."""
         try:
             state = make_game(self.game, self.options).new_initial_state()
         except ArenaError as e:
             raise RecordError(f"record's game cannot be created: {e}") from None
         for n, turn in enumerate(self.opening, 1):
-            for action in turn:
+            goes_on = bool(turn) and turn[-1] == TURN_GOES_ON
+            for action in turn[:-1] if goes_on else turn:
                 try:
                     state.apply(action)
                 except IllegalAction as e:
                     raise RecordError(f"opening turn {n}: {action}: {e.message}") from None
-            _finish_turn(state)
+            if not goes_on:
+                _finish_turn(state)
         return state
 
     def replay_states(self) -> Iterator[tuple[dict[str, Any] | None, State]]:

@@ -83,5 +83,6 @@ class SeatSpec(ABC):
         it); the referee adds `seat`, `colour`, `isolation` and `hash`."""
 
     @abstractmethod
-    def open(self, seat: int, on_log: Callable[[int, float, str], None]) -> Seat:
-        """The seat for this game; `on_log(seat, trio time, message)` records a log line."""
+    def open(self, seat: int, on_log: Callable[[int, float, str, Any], None]) -> Seat:
+        """The seat for this game; `on_log(seat, trio time, message, marks)` records a log line
+        (and its debug marks, None for none)."""

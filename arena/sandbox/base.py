@@ -11,7 +11,7 @@ from __future__ import annotations
 from abc import ABC, abstractmethod
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from arena.errors import PlatformFault
 from arena.sandbox.limits import Limits
@@ -99,6 +99,17 @@ class BotProcess(ABC):
     @abstractmethod
     def stderr_tail(self) -> str:
         """The last captured stderr bytes (bounded by Limits.stderr_bytes), decoded leniently."""
+
+    def tag_stderr(self, tag: Any) -> None:
+        """Stderr read from now on belongs to `tag` (the referee's turn in progress), for
+        `stderr_segments`. Modes that cannot tell need not implement it."""
+        return None
+
+    def stderr_segments(self) -> list[tuple[Any, str]]:
+        """The captured stderr tail as (tag, text) parts in order (`tag_stderr`); joined,
+        the texts are `stderr_tail()`."""
+        text = self.stderr_tail()
+        return [(None, text)] if text else []
 
     @abstractmethod
     async def wait(self) -> ExitInfo:

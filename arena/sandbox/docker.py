@@ -258,6 +258,14 @@ class DockerBot(BotProcess):
     def stderr_tail(self) -> str:
         return self._stderr.text()
 
+    def tag_stderr(self, tag: Any) -> None:
+        # the attach stream carries stderr and stdout frames in the order they were written,
+        # and the demux task feeds stderr before it passes on the reply that follows it
+        self._stderr.retag(tag)
+
+    def stderr_segments(self) -> list[tuple[Any, str]]:
+        return self._stderr.segments()
+
     async def wait(self) -> ExitInfo:
         if self._exit is not None:
             return self._exit

@@ -43,6 +43,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 import trio
 
@@ -83,31 +84,61 @@ CLEANUP_SECONDS = 3.0
 
 
 class StderrRing:
-    """The last `capacity` bytes written to stderr.
+    """The last `capacity` bytes written to stderr, each part with the tag it was read under.
 
     A bot that floods stderr must not grow the referee's memory, yet the last lines are what
-    explain a crash, so old bytes are dropped and only the tail is kept.
+    explain a crash, so old bytes are dropped and only the tail is kept. The referee tags
+    what it reads with the turn in progress (`retag`), so a replay can show each turn's
+    lines beside it: a tag is remembered where it starts, and forgotten once its bytes have
+    left the tail, so the tags are never more than the bytes kept.
     """
 
     def __init__(self, capacity: int) -> None:
         self.capacity = max(0, capacity)
         self._buf = bytearray()
         self.total = 0
+        self.tag: Any = None
+        #: (offset in the whole stream where the bytes of `tag` begin, tag), in order
+        self._tags: list[tuple[int, Any]] = []
+
+    def retag(self, tag: Any) -> None:
+        """Bytes fed from now on belong to `tag`."""
+        self.tag = tag
 
     def feed(self, data: bytes) -> None:
+        start = self.total
         self.total += len(data)
-        if self.capacity == 0:
+        if self.capacity == 0 or not data:
             return
+        if not self._tags or self._tags[-1][1] != self.tag:
+            self._tags.append((start, self.tag))
         if len(data) >= self.capacity:
             self._buf = bytearray(data[-self.capacity :])
-            return
-        self._buf += data
-        excess = len(self._buf) - self.capacity
-        if excess > 0:
-            del self._buf[:excess]
+        else:
+            self._buf += data
+            excess = len(self._buf) - self.capacity
+            if excess > 0:
+                del self._buf[:excess]
+        first = self.total - len(self._buf)
+        drop = 0
+        while drop + 1 < len(self._tags) and self._tags[drop + 1][0] <= first:
+            drop += 1
+        if drop:
+            del self._tags[:drop]
+
+    def segments(self) -> list[tuple[Any, str]]:
+        """The kept tail as (tag, text) parts in order, each decoded leniently."""
+        first = self.total - len(self._buf)
+        out = []
+        for i, (offset, tag) in enumerate(self._tags):
+            end = self._tags[i + 1][0] if i + 1 < len(self._tags) else self.total
+            part = self._buf[max(offset, first) - first : end - first]
+            if part:
+                out.append((tag, bytes(part).decode("utf-8", errors="replace")))
+        return out
 
     def text(self) -> str:
-        return bytes(self._buf).decode("utf-8", errors="replace")
+        return "".join(text for _, text in self.segments())
 
 
 def scrubbed_env(spec: LaunchSpec, workdir: Path, tmpdir: Path) -> dict[str, str]:
@@ -277,6 +308,27 @@ class ProcessBot(BotProcess):
 
     def clear_stderr(self) -> None:
         self._stderr = StderrRing(self._stderr.capacity)
+
+    def tag_stderr(self, tag: Any) -> None:
+        """What the bot wrote before now is read under the old tag first: a bot writes its
+        stderr lines and then its reply, and the referee, which read the reply at once, may
+        move on before the drain task has run. One read of a non-blocking pipe, which
+        nearly always finds it empty."""
+        stream = self._proc.stderr
+        if stream is not None:
+            try:
+                fd = stream.fileno()
+                for _ in range(4):  # a bounded catch-up; the drain task reads the rest
+                    data = os.read(fd, 65536)
+                    if not data:
+                        break
+                    self._stderr.feed(data)
+            except (OSError, ValueError):  # empty now (BlockingIOError), or closed
+                pass
+        self._stderr.retag(tag)
+
+    def stderr_segments(self) -> list[tuple[Any, str]]:
+        return self._stderr.segments()
 
     async def wait(self) -> ExitInfo:
         return await self._reap()

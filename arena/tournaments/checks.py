@@ -22,12 +22,12 @@ from typing import Any
 from arena.errors import ArenaError
 from arena.games import GAME_NAMES, make_game
 from arena.games.errors import GameError
-from arena.referee.clock import CLOCKS, TimeControl, TimeControlError
+from arena.referee.clock import CLOCKS, TC_KEYS, TimeControl, TimeControlError
 from arena.tournaments.openings import OpeningError, digest, load_openings
 
-_TC_KEYS = ("startup", "base", "increment", "move_time", "margin", "clock", "wall_cap")
+_TC_KEYS = TC_KEYS
 #: the numbers of a time control table (`clock` is a word)
-_TC_NUMBERS = ("startup", "base", "increment", "move_time", "margin", "wall_cap")
+_TC_NUMBERS = tuple(k for k in TC_KEYS if k != "clock")
 
 
 class ConfigError(ArenaError):
@@ -129,7 +129,8 @@ def _time_control_only(c: Checker, raw: Any, key: str) -> TimeControl:
     kw: dict[str, Any] = {}
     for k in _TC_NUMBERS:
         if k in t:
-            kw[k] = c.number(f"{key}.{k}", t[k], positive=k in ("startup", "base", "move_time"))
+            positive = k in ("startup", "base", "move_time", "first_move")
+            kw[k] = c.number(f"{key}.{k}", t[k], positive=positive)
     if "clock" in t:
         kw["clock"] = read_clock(c, f"{key}.clock", t["clock"])
     if kw.get("base") is None and "increment" in kw:
@@ -139,7 +140,8 @@ def _time_control_only(c: Checker, raw: Any, key: str) -> TimeControl:
     try:
         return TimeControl(**kw)
     except TimeControlError as e:
-        raise c.fail(key, str(e).removeprefix("time control: ")) from None
+        named = key if e.key is None else f"{key}.{e.key}"
+        raise c.fail(named, str(e).removeprefix("time control: ")) from None
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,13 @@
     e5 ; -e5 c3 ; g7,-c3
 
 No action of any game's notation contains a space, a comma or a semicolon (docs/games/), so the
-syntax is unambiguous for every variant. The same text is what `arena match --opening` takes
-and what `arena tournament record --command` prints, so a tournament game's position can be
-replayed with a new build of a bot.
+syntax is unambiguous for every variant. Every turn but the last is complete; the last may be
+partial, so that the bots start in the middle of a turn (`e5 ; -e5`: Papagra's second turn
+takes two actions), and ends with `...` (TURN_GOES_ON, never an action) where the turn could end
+but goes on with its optional actions. The referee plays them (arena/referee/match.py,
+`play_opening`), and the record keeps them as written. The same text is what
+`arena match --opening` takes and what `arena tournament record --command` prints, so a
+tournament game's position can be replayed with a new build of a bot.
 
 An openings file holds one opening per line for one game; blank lines and lines starting with
 `#` are skipped. Every opening is played through the rules engine when the file is loaded, so

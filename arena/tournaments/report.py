@@ -411,6 +411,10 @@ def render_text(report: Mapping[str, Any], width: int | None = None) -> str:
         tc_text.append(f"{tc['base']:g}+{tc.get('increment', 0):g}")
     if tc.get("move_time") is not None:
         tc_text.append(f"{tc['move_time']:g}s/turn")
+    if tc.get("first_move") is not None:
+        tc_text.append(f"first move {tc['first_move']:g}s")
+    if tc.get("bank"):
+        tc_text.append(f"bank {tc['bank']:g}s")
     if tc.get("clock", "wall") != "wall":
         tc_text.append(f"{tc['clock']} clock")
     console.print(

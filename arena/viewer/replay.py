@@ -6,9 +6,15 @@ board is sent once as the engine's SVG; each step carries only the cells whose d
 as the inner markup of their `data-cell` group, which keeps a 1,000-action game to a few hundred
 kilobytes and lets any page that has the SVG apply a step. Everything is JSON-safe.
 
-Text that came from a bot (names, logs, illegal actions, failure details) is passed through as
-data, never as markup: the viewer writes it with `textContent`. Only the SVG markup is markup,
-and the engine makes it from its own state.
+Beside the steps, what the bots said and drew is keyed by the turn it belongs to (`turn_extras`):
+log lines, debug marks and stderr lines (the record's `stderr_turns`), so the viewer shows at
+each step those of the turn it shows (step 0: those from before the first turn). They are kept
+apart from the steps so that a page can show the same replay with or without them: the league
+draws a finished game's replay once for everyone and adds its owner's part per request.
+
+Text that came from a bot (names, logs, marks, stderr, illegal actions, failure details) is
+passed through as data, never as markup: the viewer writes it with `textContent`. Only the
+SVG markup is markup, and the engine makes it from its own state.
 """
 
 from __future__ import annotations
@@ -109,6 +115,12 @@ class ReplayBuilder:
                 "first_of_turn": True,
             }
         ]
+        #: the time banks (docs/record.md): every step carries what was left of each seat's
+        #: (null: the seat has none), the last step of a turn what the turn drew
+        start_banks = [t.bank if t is not None and t.bank else None for t in self.tcs]
+        self.banked = any(b is not None for b in start_banks)
+        if self.banked:
+            self.steps[0]["banks"] = start_banks
         # the replay goes turn by turn; within a turn, re-apply the actions one at a time to a
         # clone of the position before the turn, so that every action gets its own picture
         self.before = state.clone()
@@ -123,6 +135,8 @@ class ReplayBuilder:
             "clocks": entry.get("clocks_after") or [None, None],
             "logs": logs,
         }
+        if self.banked:
+            common["banks"] = entry.get("banks_after") or self.steps[-1].get("banks")
         turn_steps: list[dict[str, Any]] = []
         for item in entry["actions"]:
             step = {**common, "action": item["action"], "elapsed": item.get("elapsed", 0.0)}
@@ -147,6 +161,8 @@ class ReplayBuilder:
         last["scores"] = list(after.scores())
         last["status"] = _status(after)
         last["elapsed_turn"] = entry.get("elapsed", 0.0)
+        if entry.get("bank_drawn"):
+            last["bank_drawn"] = float(entry["bank_drawn"])
         if entry.get("accounting") not in (None, "none"):
             # the turn's accounting (docs/record.md): numbers only, the page formats them
             last["account"] = {
@@ -172,7 +188,6 @@ class ReplayBuilder:
         """The replay as made so far (the record's result and logs as they stand)."""
         record, cls = self.record, self.cls
         result = dict(record.result)
-        logs = sorted(record.logs, key=lambda x: x["t"])
         return {
             "format": REPLAY_FORMAT,
             "match_id": record.match_id,
@@ -194,10 +209,7 @@ class ReplayBuilder:
             "opening_turns": len(record.opening),
             "board": self.board,
             "steps": self.steps,
-            "logs": [
-                {"seat": log["seat"], "t": log["t"], "message": str(log["message"])} for log in logs
-            ],
-            "logs_dropped": list(record.logs_dropped),
+            **turn_extras(record),
             "result": {
                 "result": result.get("result"),
                 "winner": result.get("winner"),
@@ -228,6 +240,60 @@ def replay_data(record: GameRecord) -> dict[str, Any]:
     if log_i < len(logs):
         steps[-1]["logs"] = [steps[-1]["logs"][0], len(logs)]
     return builder.data()
+
+
+def turn_extras(record: GameRecord, seats: tuple[int, ...] = (0, 1)) -> dict[str, Any]:
+    """The logs, debug marks and stderr of `seats` in a record, each with the turn it belongs
+    to (None: before the first turn), as the viewer shows them beside each step. A log line
+    of an older record, which names no turn, is given the turn that was being played when it
+    came (the first turn that ended after it); stderr of a record without `stderr_turns` is
+    all shown at the last turn."""
+    ends = [(t.get("t", float("inf")), t.get("turn")) for t in record.turns]
+    last_turn = ends[-1][1] if ends else None
+
+    def turn_of(log: dict[str, Any]) -> Any:
+        if "turn" in log:
+            return log["turn"]
+        t = log.get("t", 0.0)
+        return next((turn for end, turn in ends if t <= end), last_turn)
+
+    logs = []
+    for log in sorted(record.logs, key=lambda x: x.get("t", 0.0)):
+        if log.get("seat") not in seats:
+            continue
+        item = {
+            "seat": log["seat"],
+            "t": log.get("t", 0.0),
+            "message": str(log.get("message", "")),
+            "turn": turn_of(log),
+        }
+        if log.get("arena"):
+            item["arena"] = True
+        logs.append(item)
+    marks = [
+        {"seat": m["seat"], "turn": m.get("turn"), "marks": list(m.get("marks") or ())}
+        for m in record.marks
+        if isinstance(m, dict) and m.get("seat") in seats
+    ]
+    stderr = []
+    for seat in seats:
+        text = record.stderr[seat] if seat < len(record.stderr) else ""
+        if not text:
+            continue
+        cuts = record.stderr_turns[seat] if seat < len(record.stderr_turns) else []
+        if not cuts:
+            cuts = [[last_turn, 0]]
+        for i, (turn, at) in enumerate(cuts):
+            end = cuts[i + 1][1] if i + 1 < len(cuts) else len(text)
+            if text[at:end]:
+                stderr.append({"seat": seat, "turn": turn, "text": text[at:end]})
+    return {
+        "logs": logs,
+        "logs_dropped": list(record.logs_dropped),
+        "marks": marks,
+        "marks_dropped": list(record.marks_dropped),
+        "stderr": stderr,
+    }
 
 
 def _changed(shown: dict[str, str], now: dict[str, str]) -> dict[str, str]:

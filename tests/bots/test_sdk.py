@@ -191,3 +191,37 @@ def test_default_name_is_the_bot_directory(tmp_path):
         assert bot.close_and_wait() == 0
     finally:
         bot.kill()
+
+
+BANK_SCRIPT = textwrap.dedent(
+    """
+    from protocol.sdk import run_bot
+
+    def choose(turn, bot):
+        extra = bot.time_left(bank=True) - bot.time_left()
+        tc = bot.time_control
+        of = f"of {tc.get('bank')} first {tc.get('first_move')}"
+        bot.log(f"bank {bot.bank:.2f} extra {extra:.2f} {of}")
+        return turn["legal"][0]
+
+    raise SystemExit(run_bot(choose, name="sdk-bank"))
+    """
+)
+
+
+@pytest.mark.parametrize("encoding", ENCODINGS)
+def test_the_time_bank_fields_reach_the_context(sdk_bot, encoding):
+    """issue 22.5: `hello.time_control.bank`/`first_move` and `turn.banks` (by seat), and
+    a turn without `banks` (a referee without banks) is no bank."""
+    bot = sdk_bot(encoding, BANK_SCRIPT)
+    tc = {**hello()["time_control"], "bank": 3.0, "first_move": 8.0}
+    bot.send(hello(seat=1, time_control=tc))
+    assert bot.recv()["type"] == "ready"
+    bot.send(fake_turn(["e5"], seat=1, banks=[0.5, 2.25]))
+    assert bot.recv() == {"type": "move", "actions": ["e5"]}
+    bot.send(fake_turn(["e6"], seat=1))
+    assert bot.recv() == {"type": "move", "actions": ["e6"]}
+    assert bot.logs == [
+        "bank 2.25 extra 2.25 of 3.0 first 8.0",
+        "bank 0.00 extra 0.00 of 3.0 first 8.0",
+    ]

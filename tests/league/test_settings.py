@@ -78,3 +78,35 @@ def test_the_clock_of_rated_games(tmp_path: Path):
     assert (s.time_control.base, s.time_control.clock) == (5.0, "cpu")
     (tmp_path / "league.toml").write_text(DEFAULT_TOML.format(name="demo"))
     assert load_settings(tmp_path).time_control.clock == "wall"
+
+
+def test_time_banks_in_the_ladder_and_validation_clocks(tmp_path: Path):
+    """issue 22.5: the ladder's clock (which the bot keeps in games against people too) and the
+    validation games' take a bank and a first-move time, with the tournament config's keys."""
+    banked = {"move_time": 0.5, "bank": 3, "first_move": 2}
+    data = {"time_control": banked, "clock": "cpu"}
+    data["submissions"] = {"validation_time_control": banked}
+    s = settings_from_dict(data, root=tmp_path, where="x")
+    tc = s.time_control
+    assert (tc.move_time, tc.bank, tc.first_move, tc.clock) == (0.5, 3.0, 2.0, "cpu")
+    assert s.submissions.validation_time_control.bank == 3.0
+
+
+@pytest.mark.parametrize(
+    ("data", "key", "problem"),
+    [
+        ({"time_control": {"move_time": 1, "bank": -2}}, "time_control.bank", "at least 0"),
+        ({"time_control": {"base": 5, "bank": 2}}, "time_control.bank", "Fischer"),
+        (
+            {"submissions": {"validation_time_control": {"move_time": 1, "first_move": 0.1}}},
+            "validation_time_control.first_move",
+            "at least move_time",
+        ),
+        # a person's clock is a Fischer clock: its base is their bank already
+        ({"play": {"clock": {"base": 300, "bank": 30}}}, "clock.bank", "Fischer"),
+    ],
+)
+def test_bad_time_banks_name_their_key(tmp_path: Path, data, key, problem):
+    with pytest.raises(ConfigError) as err:
+        settings_from_dict(data, root=tmp_path, where="league.toml")
+    assert f"key '{key}'" in str(err.value) and problem in str(err.value), str(err.value)

@@ -117,6 +117,8 @@ def test_check_stops_at_a_broken_handshake(capsys):
     assert "did not answer hello within 0.5 s" in out
     assert "the handshake failed" in out
     assert out.count("FAIL") == 1
+    # the line says what failed: the handshake, in which game and seat
+    assert "FAIL handshake (papagra as pink): did not answer hello within 0.5 s" in out
 
 
 def test_user_errors_are_one_line(capsys, tmp_path):
@@ -182,7 +184,7 @@ def test_check_prints_a_crash_stderr_once(capsys):
     bad = f"{sys.executable} {TESTBOT} crash"
     code, out, _ = run(capsys, "check", bad, "--game", "stripes", "--turns", "6")
     assert code == 1
-    assert "FAIL stripes as red: crashed: stdout closed: exited with status 3" in out
+    assert "FAIL stripes as red: crashed: in turn 1: stdout closed: exited with status 3" in out
     assert out.count("Traceback: boom") == 2, out  # once per game (red, blue), not twice each
     assert "     stderr: Traceback: boom" in out
     assert "last stderr lines" not in out

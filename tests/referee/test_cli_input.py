@@ -118,3 +118,32 @@ def test_a_bot_that_cannot_start_is_an_error_before_the_game(tmp_path: Path) -> 
     assert check.returncode == 1 and "Traceback" not in check.stderr, check.stderr
     assert "FAIL start: bot nobin: cannot start ./missing: no such file" in check.stdout
     assert " as red" not in check.stdout  # no game was played
+
+
+@pytest.mark.parametrize(
+    ("flags", "needle"),
+    [
+        (["--tc", "5+0", "--move-time", "0.2", "--bank", "1"], "--bank: bank needs a fixed move"),
+        (["--bank", "1"], "--bank: bank needs a fixed move time (move_time)"),
+        (["--move-time", "0.2", "--bank", "lots"], "--bank: bank: expected a number of seconds"),
+        (["--move-time", "0.2", "--bank", "-1"], "--bank: bank must be a number >= 0"),
+        (["--move-time", "1", "--first-move", "0.5"], "--first-move: first_move must be at least"),
+        (["--tc", "5+0", "--first-move", "2"], "--first-move: first_move needs a fixed move time"),
+    ],
+)
+def test_bad_time_banks_are_one_line_naming_the_flag(flags, needle):
+    assert_one_line(arena("match", "stripes", PY, PY, *flags), needle)
+
+
+def test_a_bank_drops_the_commands_default_fischer_clock():
+    """`arena check` and `arena sprt` default to a Fischer clock; asking for a bank asks for a
+    move-time clock instead of an error about a clock the user never gave."""
+    from arena.cli import build_parser
+    from arena.cli.options import time_control_from
+    from arena.referee import TimeControl
+
+    for command in (["check", PY], ["sprt", "stripes", PY, PY]):
+        args = build_parser().parse_args([*command, "--move-time", "0.2", "--bank", "1"])
+        assert time_control_from(args) == TimeControl(move_time=0.2, bank=1.0)
+        args = build_parser().parse_args([*command, "--move-time", "0.2"])
+        assert time_control_from(args).base is not None  # as before without a bank

@@ -124,3 +124,112 @@ def test_times_are_bounded_and_the_derived_cpu_limit_fits_the_kernel():
         startup=MAX_SECONDS, base=MAX_SECONDS, increment=MAX_SECONDS, move_time=MAX_SECONDS
     )
     assert 60 <= longest.cpu_budget() <= CPU_BUDGET_MAX
+
+
+# --- time banks and the first-move allowance (issue 22.5) ------------------------------------
+def test_a_bank_takes_the_excess_over_the_move_time_and_nothing_else():
+    tc = TimeControl(move_time=0.2, bank=1.0, margin=0.05)
+    clocks = Clocks(tc)
+    assert clocks.banked and clocks.bank_snapshot() == [1.0, 1.0]
+    assert clocks.deadline(0) == 0.2  # the bot's own time: the bank is not in it
+    assert clocks.limit(0, 0.2) == pytest.approx(1.2)
+    assert clocks.charge(0, 0.1) == 0.0  # within the move time: nothing drawn
+    assert clocks.charge(0, 0.3) == pytest.approx(0.2)  # a partial move runs 0.2 past it
+    clocks.end_turn(0)
+    assert clocks.bank_snapshot() == [pytest.approx(0.8), 1.0]
+    assert not clocks.flagged(0.2, 1.04, 0)  # 0.84 past: the bank (0.8) and the margin
+    assert clocks.flagged(0.2, 1.06, 0)
+    assert clocks.charge(0, 5.0) == pytest.approx(0.8)  # never more than is left
+    assert clocks.bank(0) == 0.0
+    assert TimeControl.from_dict(tc.to_dict()) == tc
+    assert tc.describe() == "0.2s/turn, bank 1s"
+
+
+def test_the_first_move_allowance_is_each_seats_first_turn_only():
+    clocks = Clocks(TimeControl(move_time=0.2, first_move=1.5))
+    assert not clocks.banked
+    assert clocks.deadline(0) == 1.5
+    clocks.charge(0, 1.0)
+    assert clocks.deadline(0) == pytest.approx(0.5)  # the rest of the first turn
+    clocks.end_turn(0)
+    assert clocks.deadline(1) == 1.5  # the other seat's first turn
+    clocks.end_turn(1)
+    assert clocks.deadline(0) == 0.2 and clocks.deadline(1) == 0.2
+    assert clocks.flagged(0.2, 0.3, 0)  # no bank: past the margin is late
+
+
+def test_records_and_hellos_without_a_bank_stay_as_they_were():
+    assert set(TimeControl(move_time=0.5).to_dict()) == {
+        "startup",
+        "base",
+        "increment",
+        "move_time",
+        "margin",
+    }
+
+
+@pytest.mark.parametrize(
+    ("kw", "key", "problem"),
+    [
+        ({"base": 5.0, "bank": 1.0}, "bank", "without a Fischer clock"),
+        ({"base": 5.0, "move_time": 1.0, "first_move": 2.0}, "first_move", "Fischer"),
+        ({"bank": 1.0}, "bank", "needs a fixed move time"),
+        ({"move_time": 1.0, "bank": -1.0}, "bank", "must be a number >= 0"),
+        ({"move_time": 1.0, "bank": float("inf")}, "bank", "must be a number >= 0"),
+        ({"move_time": 1.0, "bank": 1e300}, "bank", "at most 604800"),
+        ({"move_time": 1.0, "first_move": 0.0}, "first_move", "must be a number > 0"),
+        ({"move_time": 1.0, "first_move": 0.5}, "first_move", "at least move_time"),
+    ],
+)
+def test_bad_banks_and_first_moves_name_their_key(kw, key, problem):
+    with pytest.raises(TimeControlError, match=problem) as err:
+        TimeControl(**kw)
+    assert err.value.key == key and key in str(err.value)
+
+
+def test_parse_takes_a_bank_and_refuses_it_on_the_default_clock():
+    assert TimeControl.parse(None, "0.2", bank="1", first_move=2) == TimeControl(
+        move_time=0.2, bank=1.0, first_move=2.0
+    )
+    with pytest.raises(TimeControlError, match="bank needs a fixed move time") as err:
+        TimeControl.parse(None, bank=1)
+    assert err.value.key == "bank"
+    with pytest.raises(TimeControlError, match="bank: expected a number"):
+        TimeControl.parse(None, "0.2", bank="lots")
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    move_time=st.floats(0.01, 5),
+    bank=st.floats(0.0, 10),
+    first_move=st.one_of(st.none(), st.floats(0, 5)),
+    margin=st.floats(0, 0.5),
+    replies=st.lists(st.tuples(st.integers(0, 1), st.floats(0, 8), st.booleans()), max_size=60),
+)
+def test_bank_invariants(move_time, bank, first_move, margin, replies):
+    """Over any sequence of replies: a bank never goes negative and never grows, a reply draws
+    exactly its excess over the turn's time (what is left of it), capped at what the bank holds,
+    and a reply is flagged exactly when that excess is past what was left plus the margin."""
+    fm = None if first_move is None else move_time + first_move
+    clocks = Clocks(TimeControl(move_time=move_time, bank=bank, first_move=fm, margin=margin))
+    moved = [False, False]
+    used = 0.0
+    for seat, elapsed, ends_turn in replies:
+        turn_time = fm if fm is not None and not moved[seat] else move_time
+        deadline = clocks.deadline(seat)
+        assert deadline == pytest.approx(max(0.0, turn_time - used))
+        left = clocks.bank(seat)
+        other = clocks.bank(1 - seat)
+        excess = max(0.0, elapsed - deadline)  # past the bot's own time for this reply
+        if abs(excess - (left + margin)) > 1e-9:  # (at the edge itself, float rounding rules)
+            assert clocks.flagged(deadline, elapsed, seat) == (excess > left + margin)
+        drawn = clocks.charge(seat, elapsed)
+        used += elapsed
+        assert drawn == pytest.approx(min(left, excess), abs=1e-9, rel=1e-9)
+        assert 0.0 <= clocks.bank(seat) <= left
+        assert clocks.bank(seat) == pytest.approx(left - drawn, abs=1e-9)
+        assert clocks.bank(1 - seat) == other  # only the replying seat's bank moves
+        if ends_turn:
+            clocks.end_turn(seat)
+            moved[seat] = True
+            used = 0.0

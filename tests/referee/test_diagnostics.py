@@ -45,8 +45,32 @@ async def failure_of(bot: object) -> dict:
 async def test_unflushed_output_says_flush():
     f = await failure_of(mistake("unflushed", "json"))
     assert f["reason"] == "failed_start"
-    assert f["detail"].startswith("did not answer hello within 2 s; its output arrived only when")
-    assert "it was buffered; flush stdout after every message" in f["detail"]
+    assert f["detail"].startswith("did not answer hello within 2 s; its output arrived only ")
+    # blocked reading its stdin, as a bot that reads to the end of its input: both are named
+    assert "its answer sat in an output buffer (flush stdout after every message)" in f["detail"]
+
+
+async def test_a_bot_that_reads_to_the_end_of_its_input_is_told_so():
+    f = await failure_of(mistake("reads_to_eof", "json"))
+    assert f["reason"] == "failed_start"
+    assert "it had read all it was sent and was waiting to read more" in f["detail"]
+    assert "the referee keeps stdin open for the whole game" in f["detail"]
+    assert "read one message at a time" in f["detail"]
+    assert "it was buffered; flush" not in f["detail"]
+
+
+@pytest.mark.parametrize(
+    ("mode", "encoding", "hint"),
+    [
+        ("json_crash_go", "msgpack", 'it was sent hello in msgpack (encoding "msgpack"'),
+        ("msgpack_crash_rust", "json", 'it was sent hello as a JSON line (encoding "json")'),
+    ],
+)
+async def test_a_crash_on_the_other_encodings_hello_gets_the_hint(mode, encoding, hint):
+    f = await failure_of(mistake(mode, encoding))
+    assert f["reason"] == "failed_start"
+    assert f["detail"].startswith("before ready: stdout closed: exited with status ")
+    assert hint in f["detail"]
 
 
 @pytest.mark.parametrize(
@@ -201,3 +225,39 @@ async def test_node_cannot_find_module_is_in_the_report():
     assert "Cannot find module 'msgpack-lite'" in f["detail"]
     assert "Cannot find module 'msgpack-lite'" in f["stderr_tail"]
     assert "it was sent hello" not in f["detail"]  # a missing module is no encoding problem
+
+
+async def test_a_crash_and_an_early_exit_name_their_turn():
+    for mode, status in (("crash", 3), ("quit", 0)):
+        record = await play_match(
+            MatchConfig(
+                game="papagra",
+                options={},
+                bots=(tbot("good"), tbot(mode, fail_turn=3)),
+                time_control=TC,
+            )
+        )
+        res = record.result
+        assert res["reason"] == "crash" and res["loser_seat"] == 1
+        # the bot's third turn is the game's turn 6
+        expected = f"in turn 6: stdout closed: exited with status {status}"
+        assert expected in res["detail"] and expected in res["failure"]["detail"]
+        assert res["failure"]["turn"] == 6
+
+
+@pytest.mark.parametrize("seat", [0, 1])
+async def test_two_moves_back_to_back_get_the_same_message_in_both_seats(seat):
+    """Papagra's turn 1 takes one action and every later turn two: a bot that sends both
+    actions of a turn as two moves without waiting is told so, in either seat, rather than
+    having its second move taken as the answer to the next request ("g1 is occupied")."""
+    bots = [tbot("good"), tbot("good")]
+    bots[seat] = tbot("both_moves", fail_turn=2)
+    record = await play_match(
+        MatchConfig(game="papagra", options={}, bots=tuple(bots), time_control=TC)
+    )
+    res = record.result
+    assert res["reason"] == "protocol_error" and res["loser_seat"] == seat, res
+    assert (
+        "sent 'move' while no request was pending: a move answers one turn request"
+        in (res["detail"])
+    )

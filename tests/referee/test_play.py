@@ -141,6 +141,20 @@ def test_play_honours_the_time_control():
     assert term.status == 0, term.text
 
 
+def test_a_person_sees_their_time_bank_and_runs_it_down():
+    """issue 22.5: a person's seat has the bots' time bank too: the prompt says what is left,
+    and a person who thinks past both loses on time, the bank ran out."""
+    with Terminal(
+        [sys.executable, "-m", "arena", "play", "wrigglers", str(BOTS / "random-py"),
+         "--seat", "1", "--move-time", "0.3", "--bank", "0.4", "--seed", "2"]
+    ) as term:  # fmt: skip
+        term.expect(r"You play light against random-py \(0\.3s/turn, bank 0\.4s\)")
+        term.expect(r"Your turn 2; you have 0\.3 s and 0\.4 s in your time bank\.")
+        term.expect(r"Game over\. You lose \(time_forfeit\)\.")
+        term.expect(r"the time bank ran out \(0\.300 s for the move and 0\.400 s left")
+    assert term.status == 0, term.text
+
+
 @pytest.mark.parametrize("stdin", ["devnull", "file"])
 def test_play_from_a_file_or_dev_null_resigns_when_the_input_ends(tmp_path, stdin):
     """Input that is not a terminal (epoll refuses files and /dev/null) still works: the moves

@@ -100,6 +100,21 @@ def test_the_clock_key_beside_or_inside_the_time_control(tmp_path: Path) -> None
     assert tc.to_dict()["clock"] == "cpu"  # what every game's hello and record carry
 
 
+def test_a_time_bank_and_a_first_move_time_in_the_table(tmp_path: Path) -> None:
+    """issue 22.5: the same keys as everywhere, in the common table and a bot's own."""
+    text = (
+        f'bots = ["{BOTS / "random-py"}", {{ path = "{BOTS / "random-c"}", '
+        "time_control = { move_time = 0.5, bank = 5 } }]\n"
+        'time_control = { move_time = 0.2, bank = 1.5, first_move = 2, clock = "cpu" }\n'
+    )
+    cfg = load_config(write_config(tmp_path, text))
+    tc = cfg.time_control
+    assert (tc.move_time, tc.bank, tc.first_move, tc.clock) == (0.2, 1.5, 2.0, "cpu")
+    assert tc.to_dict()["bank"] == 1.5 and tc.to_dict()["first_move"] == 2.0
+    own = cfg.bots[1].time_control
+    assert own is not None and (own.move_time, own.bank) == (0.5, 5.0)
+
+
 def test_limits_table_is_the_ceiling_for_every_bot(tmp_path: Path) -> None:
     from arena.sandbox import Limits
 
@@ -160,12 +175,17 @@ BAD = [
     ("time_control = { base = -1 }", "'time_control.base'", "greater than 0"),
     ("time_control = { increment = 1 }", "'time_control.increment'", "needs time_control.base"),
     ("time_control = { speed = 1 }", "'time_control.speed'", "unknown key"),
-    ("time_control = { base = 1e300 }", "'time_control'", "base must be at most 604800 s"),
+    ("time_control = { base = 1e300 }", "'time_control.base'", "base must be at most 604800 s"),
     ('time_control = "5+1e300"', "'time_control'", "increment must be at most 604800 s"),
     ('clock = "gpu"', "'clock'", "expected one of wall, cpu"),
     ('time_control = { base = 5, clock = "cpu" }\nclock = "cpu"', "'clock'", "set in time_control"),
     ("time_control = { base = 5, clock = 1 }", "'time_control.clock'", "expected one of"),
-    ("time_control = { base = 5, wall_cap = 0.5 }", "'time_control'", "wall_cap must be"),
+    ("time_control = { base = 5, wall_cap = 0.5 }", "'time_control.wall_cap'", "wall_cap must be"),
+    ("time_control = { base = 5, bank = 1 }", "'time_control.bank'", "without a Fischer clock"),
+    ("time_control = { move_time = 1, bank = -1 }", "'time_control.bank'", "at least 0"),
+    ('time_control = { move_time = 1, bank = "1" }', "'time_control.bank'", "expected a number"),
+    ("time_control = { move_time = 1, first_move = 0 }", "'time_control.first_move'", "than 0"),
+    ("time_control = { move_time = 1, first_move = 0.5 }", "'time_control.first_move'", "least"),
     ("max_attempts = 0", "'max_attempts'", "at least 1"),
     ("rounds = 1000000000", "'rounds'", "at most 10000"),
     ("max_attempts = 1000000", "'max_attempts'", "at most 100"),

@@ -248,3 +248,27 @@ def test_arena_sprt_builds_a_two_bot_config_with_openings_and_distinct_names(
     assert config.games[0].openings == ((("e5",), ("d4",)), (("c3",), ("g7",)))
     assert config.rounds == 6  # 6 game pairs cover 11 games
     assert config.sprt is not None and config.sprt.elo1 == 10
+
+
+def test_arena_sprt_plays_with_a_time_bank_and_records_it(tmp_path: Path) -> None:
+    """issue 22.5: `--bank` and `--first-move` reach the tournament's games (through the
+    referee workers) and their records: the time control, and each turn's banks left."""
+    results = tmp_path / "bank.sqlite"
+    args = ["sprt", "stripes", str(PY), str(C), "--move-time", "1", "--bank", "2"]
+    args += ["--first-move", "3", "--max-games", "2", "-o", "max_turns=6", "--seed", "5"]
+    got = _arena(*args, "--results", str(results), cwd=tmp_path)
+    assert got.returncode in (0, 1, 3), got.stderr  # decided either way, or undecided
+    with Store(results) as s:
+        rows = s.games()
+        assert len(rows) == 2
+        for row in rows:
+            record = s.record(row.game_id)
+            tc = record["time_control"]
+            assert (tc["base"], tc["move_time"], tc["bank"], tc["first_move"]) == (None, 1, 2, 3)
+            assert record["turns"] and all(len(t["banks_after"]) == 2 for t in record["turns"])
+            assert all(0.0 <= b <= 2.0 for t in record["turns"] for b in t["banks_after"])
+    # the `arena match` command that plays the game again keeps its clock
+    again = _arena("tournament", "record", str(results), rows[0].game_id, "--command", cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert "--move-time 1 " in again.stdout and "--bank 2 --first-move 3" in again.stdout
+    assert "--tc" not in again.stdout

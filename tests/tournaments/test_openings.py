@@ -47,7 +47,7 @@ def test_syntax_spaces_or_commas_and_errors() -> None:
 @pytest.mark.parametrize(
     ("game", "text", "message"),
     [
-        ("papagra", "e5 ; g7", "opening turn 2 is incomplete"),
+        ("papagra", "e5 ; g7 ; h3", "opening turn 2 is incomplete"),
         ("papagra", "e5 -e5", "opening turn 1 has more actions than the turn takes: -e5"),
         ("wrigglers", "e5 ; e5", "opening turn 2: e5:"),
         ("stripes", "a1-z1", "opening turn 1: a1-z1:"),
@@ -154,3 +154,32 @@ def test_match_opening_and_the_record_command_replay_a_tournament_game(tmp_path:
     assert bad.returncode == 2
     assert bad.stderr.startswith("arena: error: --opening: opening turn 2: e5:")
     assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_record_command_turn_restarts_the_game_at_that_moment(tmp_path: Path) -> None:
+    from arena.referee import GameRecord
+    from arena.referee.moments import find_moment
+
+    text = _config_text("w.txt").replace("rounds = 2", "rounds = 1")
+    text = text.replace(
+        'games = [{ name = "wrigglers", openings = "w.txt" }]', 'games = ["papagra"]'
+    )
+    cfg = write_config(tmp_path, text)
+    run = _arena("tournament", "run", str(cfg), "--quiet")
+    assert run.returncode == 0, run.stderr
+    with Store(tmp_path / "o.sqlite") as s:
+        original = GameRecord.from_dict(s.record("r1-papagra-p0-a"))
+    for at, first in (("7.2", 7), ("8", 8)):
+        got = _arena("tournament", "record", str(cfg), "r1-papagra-p0-a", "--command", "--turn", at)
+        assert got.returncode == 0, got.stderr
+        argv = shlex.split(got.stdout.splitlines()[0])
+        replay = tmp_path / f"at-{at}.json"
+        again = _arena(*argv[1:], "--record", str(replay), "--quiet")
+        assert again.returncode == 0, again.stderr
+        copy = GameRecord.load(replay)
+        turn, _, action = at.partition(".")
+        moment = find_moment(original, int(turn), int(action or 1))
+        assert copy.initial_state().describe() == moment.state.describe()
+        assert copy.turns[0]["turn"] == first and copy.seed == original.seed
+    bad = _arena("tournament", "record", str(cfg), "r1-papagra-p0-a", "--command", "--turn", "7.9")
+    assert bad.returncode == 2 and "--turn 7.9: the record has no such moment" in bad.stderr

@@ -27,9 +27,12 @@ def replay_file(tmp_path_factory):
     return path, data
 
 
-def load(browser, path):
+def load(browser, path, at: str = "#step=0"):
+    """The page opened at `at` (it opens at the end without one: its header gives the
+    result), loaded afresh."""
+    browser.get("about:blank")
     browser.get_log("browser")  # drop what earlier pages said
-    browser.get(path.as_uri())
+    browser.get(path.as_uri() + at)
     browser.find_element(By.CSS_SELECTOR, ".arena-viewer svg")
     return browser
 

@@ -162,6 +162,8 @@ SCHEMAS: dict[str, Any] = {
                         "version": _INT,
                         "stderr": _STR,
                         "logs": {"type": "array", "items": {"type": "object"}},
+                        # the bot's debug marks: the record's `marks` entries of this seat
+                        "marks": {"type": "array", "items": {"type": "object"}},
                     }
                 ),
             },
@@ -414,7 +416,8 @@ PATHS: dict[str, Any] = {
     },
     "/api/v1/games/{game_id}/record": {
         "get": _op(
-            "the game's arena-record/1, stderr and logs left out, no server paths",
+            "the game's arena-record/1, the owners' stderr, logs and debug marks left out,"
+            " no server paths",
             "Record",
             params=[_GID],
             errors=("404",),
@@ -422,7 +425,7 @@ PATHS: dict[str, Any] = {
     },
     "/api/v1/games/{game_id}/logs": {
         "get": _op(
-            "owner or admin: the stderr and logs of the caller's bot(s) in a game",
+            "owner or admin: the stderr, logs and debug marks of the caller's bot(s) in a game",
             "Logs",
             params=[_GID],
             auth=True,

@@ -37,7 +37,9 @@ from arena.league.web.auth import current_user, require_user
 from arena.league.web.live import finished_replay, in_flight_games, live_context
 from arena.league.web.render import reason_words, render
 from arena.league.web.session import check_csrf
+from arena.referee.record import GameRecord
 from arena.viewer.charts import line_chart
+from arena.viewer.replay import turn_extras
 
 #: rows per page of the leaderboard and of the games list
 LEADERBOARD_PAGE = 100
@@ -372,6 +374,12 @@ async def game_page(request: Request) -> Response:
         replay = await _replays(request).get(league, game_id)
     user = request.state.user
     owns = user is not None and (user.is_admin or any(s["owner_id"] == user.id for s in seats))
+    if replay is not None and owns:
+        # the replay everyone sees, with the owner's bots' logs, marks and stderr beside it
+        own = await league.owner_record(user, game_id)
+        if own is not None:
+            record, mine = own
+            replay = {**replay, **turn_extras(GameRecord.from_dict(record), tuple(mine))}
     return render(
         request,
         "game.html",

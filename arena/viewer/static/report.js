@@ -23,6 +23,7 @@
     if (!section || !Object.prototype.hasOwnProperty.call(packed, key)) return;
     unpack(packed[key]).then(function (data) {
       var root = document.createElement("div");
+      root.setAttribute("data-start", "end"); // the viewer's header gives the result
       box.textContent = "";
       box.appendChild(root);
       window.ArenaViewer.mount(root, data);

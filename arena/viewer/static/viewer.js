@@ -14,9 +14,15 @@
  * address at the step shown once someone steps (`#step=N`, replaced, not pushed), so a
  * position can be linked, and follows the address when it changes.
  *
- * Every text that came from a bot (names, logs, actions, details) is written with textContent,
- * never as markup. Only the board SVG and its cell groups, which the engine drew, are markup.
- * No network access, no dependencies.
+ * Beside each step: the log lines, the stderr lines and the debug marks of the turn it shows
+ * (data.logs, data.stderr, data.marks, each keyed by its turn; step 0 shows those from before
+ * the first turn). Marks are drawn over the board in a layer of their own, one toggle per seat
+ * (on unless the element says data-marks="off"); their colours are words of a closed list
+ * (protocol/marks.py) looked up here, never CSS from the data.
+ *
+ * Every text that came from a bot (names, logs, marks, stderr, actions, details) is written
+ * with textContent, never as markup. Only the board SVG and its cell groups, which the engine
+ * drew, are markup. No network access, no dependencies.
  */
 (function () {
   "use strict";
@@ -27,8 +33,40 @@
     pink: "#f49ac1", black: "#222222", dark: "#222222", light: "#f8f8f8",
     red: "#d62728", blue: "#1f77b4", X: "#222222", O: "#f8f8f8",
   };
+  // the colours a debug mark may name (protocol/marks.py COLOURS); anything else: yellow
+  var MARK_COLOURS = {
+    red: "#d62728", orange: "#ff7f0e", yellow: "#f2c80f", green: "#2ca02c", teal: "#17becf",
+    blue: "#1f77b4", purple: "#9467bd", pink: "#e377c2", white: "#ffffff", black: "#111111",
+    grey: "#7f7f7f",
+  };
+  var SVG_NS = "http://www.w3.org/2000/svg";
   // the viewer the keyboard drives: the last one mounted or clicked
   var active = null;
+
+  function own(map, key) {
+    return Object.prototype.hasOwnProperty.call(map, key);
+  }
+
+  // what a step's extras are filed under: its turn, or "start" before the first turn
+  function turnKey(turn) {
+    return turn === null || turn === undefined ? "start" : String(turn);
+  }
+
+  // data.logs, data.marks or data.stderr by turn key
+  function byTurn(items) {
+    var out = {};
+    (items || []).forEach(function (item) {
+      var k = turnKey(item.turn);
+      (out[k] = out[k] || []).push(item);
+    });
+    return out;
+  }
+
+  function svgEl(tag, attrs) {
+    var node = document.createElementNS(SVG_NS, tag);
+    Object.keys(attrs).forEach(function (k) { node.setAttribute(k, String(attrs[k])); });
+    return node;
+  }
 
   function el(tag, cls, text) {
     var node = document.createElement(tag);
@@ -174,12 +212,51 @@
     }
     var scoreCells = factRow("score");
     var clockCells = factRow("clock");
+    // time banks (docs/record.md): a row only for a game that had them
+    var bankCells = steps[0].banks ? factRow("bank") : null;
     side.appendChild(facts);
     var status = el("div", "arena-status");
     side.appendChild(status);
+    // debug marks: one toggle per seat that drew any
+    var marksOf = byTurn(data.marks);
+    var marksShown = [true, true];
+    var marksOn = root.getAttribute("data-marks") !== "off";
+    var drew = [false, false];
+    (data.marks || []).forEach(function (m) { if (m.seat === 0 || m.seat === 1) drew[m.seat] = true; });
+    if (drew[0] || drew[1]) {
+      var toggles = el("div", "arena-mark-toggles");
+      toggles.appendChild(el("span", "arena-status", "marks: "));
+      data.players.forEach(function (p, seat) {
+        if (!drew[seat]) return;
+        var label = el("label");
+        var box = el("input");
+        box.type = "checkbox";
+        box.checked = marksOn;
+        box.setAttribute("data-seat", String(seat));
+        marksShown[seat] = marksOn;
+        box.addEventListener("change", function () {
+          marksShown[seat] = box.checked;
+          drawMarks();
+        });
+        label.appendChild(box);
+        label.appendChild(el("span", null, " " + p.colour + " (" + p.name + ")"));
+        toggles.appendChild(label);
+      });
+      side.appendChild(toggles);
+    }
     side.appendChild(el("h2", null, "Logs of this turn"));
     var logBox = el("div", "arena-logs");
     side.appendChild(logBox);
+    var logsOf = byTurn(data.logs);
+    // replay data made before logs named their turn: the steps' ranges say which to show
+    var logsByRange = (data.logs || []).some(function (l) { return l.turn === undefined; });
+    var stderrOf = byTurn(data.stderr);
+    var stderrBox = null;
+    if (data.stderr && data.stderr.length) {
+      side.appendChild(el("h2", null, "stderr of this turn"));
+      stderrBox = el("div", "arena-logs arena-stderr");
+      side.appendChild(stderrBox);
+    }
     side.appendChild(el("h2", null, "Moves"));
     var moves = el("div", "arena-moves");
     side.appendChild(moves);
@@ -285,6 +362,83 @@
       }
     }
 
+    // --- debug marks: a layer over the board, redrawn at every step -------------------------
+    var svg = board.querySelector("svg");
+    var layer = svg ? svgEl("g", { "class": "arena-marks" }) : null;
+    var centres = {};
+    function centre(name) {
+      if (own(centres, name)) return centres[name];
+      var g = own(groups, name) ? groups[name] : null;
+      var shape = g && (g.firstElementChild || g);
+      if (!shape || !shape.getBBox) return null;
+      var b = shape.getBBox();
+      if (!b.width || !b.height) return null; // not laid out yet: try again next time
+      centres[name] = { x: b.x + b.width / 2, y: b.y + b.height / 2, r: Math.min(b.width, b.height) / 2 };
+      return centres[name];
+    }
+    function drawMark(m, seat) {
+      var colour = own(MARK_COLOURS, m.colour) ? MARK_COLOURS[m.colour] : MARK_COLOURS.yellow;
+      var attrs = { "class": "arena-mark", "data-seat": seat };
+      if (Array.isArray(m.arrow)) {
+        var a = centre(String(m.arrow[0])), b = centre(String(m.arrow[1]));
+        if (!a || !b) return;
+        var dx = b.x - a.x, dy = b.y - a.y, len = Math.sqrt(dx * dx + dy * dy) || 1;
+        var ux = dx / len, uy = dy / len, w = a.r * 0.16, head = a.r * 0.55;
+        var tipX = b.x - ux * b.r * 0.35, tipY = b.y - uy * b.r * 0.35;
+        var g = svgEl("g", attrs);
+        g.appendChild(svgEl("line", {
+          x1: a.x + ux * a.r * 0.3, y1: a.y + uy * a.r * 0.3,
+          x2: tipX - ux * head * 0.8, y2: tipY - uy * head * 0.8,
+          stroke: colour, "stroke-width": w, "stroke-linecap": "round", opacity: 0.85,
+        }));
+        g.appendChild(svgEl("polygon", {
+          points: [tipX, tipY, tipX - ux * head - uy * head * 0.5, tipY - uy * head + ux * head * 0.5,
+            tipX - ux * head + uy * head * 0.5, tipY - uy * head - ux * head * 0.5].join(" "),
+          fill: colour, opacity: 0.85,
+        }));
+        layer.appendChild(g);
+        return;
+      }
+      var c = centre(String(m.cell));
+      if (!c) return;
+      if (typeof m.text === "string") {
+        attrs.x = c.x;
+        attrs.y = c.y;
+        attrs["text-anchor"] = "middle";
+        attrs["dominant-baseline"] = "central";
+        attrs["font-size"] = c.r * Math.min(0.8, 3.2 / Math.max(1, m.text.length));
+        attrs["font-weight"] = "700";
+        attrs.fill = colour;
+        attrs.stroke = m.colour === "white" || m.colour === "yellow" ? "#111" : "#fff";
+        attrs["stroke-width"] = c.r * 0.12;
+        attrs["paint-order"] = "stroke";
+        var text = svgEl("text", attrs);
+        text.textContent = m.text; // a bot's text: never markup
+        layer.appendChild(text);
+        return;
+      }
+      attrs.cx = c.x;
+      attrs.cy = c.y;
+      attrs.r = c.r * 0.8;
+      attrs.fill = colour;
+      attrs["fill-opacity"] = 0.35;
+      attrs.stroke = colour;
+      attrs["stroke-width"] = c.r * 0.12;
+      layer.appendChild(svgEl("circle", attrs));
+    }
+    function drawMarks() {
+      if (!layer) return;
+      layer.textContent = "";
+      svg.appendChild(layer); // over the cells, which mark() may have moved to the end
+      var s = steps[pos];
+      (marksOf[turnKey(pos === 0 ? null : s.turn)] || []).forEach(function (entry) {
+        if (!marksShown[entry.seat]) return;
+        (entry.marks || []).forEach(function (m) {
+          if (m && typeof m === "object") drawMark(m, entry.seat);
+        });
+      });
+    }
+
     var pos = 0;
     // the current move in view inside the move list, without scrolling the page itself (a
     // live game adds moves while people read the page)
@@ -321,6 +475,10 @@
         }
         var took = s.elapsed_turn !== undefined ? s.elapsed_turn : s.elapsed;
         if (took) stepLine.appendChild(el("span", "arena-status", "  " + fmtElapsed(took)));
+        if (s.bank_drawn) {
+          stepLine.appendChild(el("span", "arena-status arena-bank",
+            "  (" + fmtElapsed(s.bank_drawn) + " from the bank)"));
+        }
         var a = s.account;
         if (a) {
           var acct = "  (CPU " + fmtElapsed(a.cpu) + ", wait " + fmtElapsed(a.wait);
@@ -332,18 +490,32 @@
       for (var seat = 0; seat < 2; seat++) {
         scoreCells[seat].textContent = s.scores ? String(s.scores[seat]) : "";
         clockCells[seat].textContent = fmtClock(s.clocks ? s.clocks[seat] : null);
+        if (bankCells) bankCells[seat].textContent = fmtClock(s.banks ? s.banks[seat] : null);
         playerNodes[seat].classList.toggle("arena-to-move",
           pos < n - 1 && steps[nextTurn(pos)].seat === seat);
       }
       status.textContent = s.status || "";
+      var key = turnKey(pos === 0 ? null : s.turn);
       logBox.textContent = "";
-      var range = s.logs || [0, 0];
-      for (var li = range[0]; li < range[1]; li++) {
-        var log = data.logs[li];
-        var who = data.players[log.seat];
-        logBox.appendChild(el("div", null, "[" + Number(log.t).toFixed(3) + " s " +
-          who.colour + "] " + log.message));
+      var shownLogs = logsOf[key] || [];
+      if (logsByRange) {
+        var range = s.logs || [0, 0];
+        shownLogs = (data.logs || []).slice(range[0], range[1]);
       }
+      shownLogs.forEach(function (log) {
+        var who = data.players[log.seat] || { colour: "?" };
+        logBox.appendChild(el("div", log.arena ? "arena-note" : null, "[" +
+          Number(log.t).toFixed(3) + " s " + who.colour + "] " + (log.arena ? "arena: " : "") +
+          log.message));
+      });
+      if (stderrBox) {
+        stderrBox.textContent = "";
+        (stderrOf[key] || []).forEach(function (part) {
+          var who = data.players[part.seat] || { colour: "?" };
+          stderrBox.appendChild(el("div", null, "[" + who.colour + "] " + part.text));
+        });
+      }
+      drawMarks();
       moveButtons.forEach(function (b, i) { b.classList.toggle("arena-current", i === pos); });
       scrollMoves(moveButtons[pos]);
       resultBox.classList.toggle("arena-at-end", pos === n - 1);

@@ -16,6 +16,12 @@ the real thing. Each MODE answers `hello` wrongly in one way, then plays nothing
 - no_newline:     JSON Lines, without the newline after the message
 - stderr:         JSON Lines, its ready written to stderr (`console.error`, `eprintln!`)
 - bom:            JSON Lines, a UTF-8 byte order mark before its first message (.NET)
+- reads_to_eof:   JSON Lines, flushed, but it reads its whole input (to end of file) before
+                  answering anything
+- json_crash_go:  reads JSON Lines (manifest says msgpack) and crashes on the msgpack hello
+                  with the words of Go's encoding/json
+- msgpack_crash_rust: reads msgpack (manifest says json) and crashes on the JSON hello with
+                  the words of Rust's rmp-serde
 """
 
 from __future__ import annotations
@@ -88,6 +94,24 @@ def main() -> int:
         out.buffer.write(b"\xef\xbb\xbf" + json.dumps(READY).encode() + b"\n")
         out.flush()
         wait_for_end_of_input()
+    elif MODE == "reads_to_eof":
+        messages = sys.stdin.read().splitlines()  # waits for an end of input that never comes
+        for line in messages:
+            if json.loads(line)["type"] == "hello":
+                print(json.dumps(READY), flush=True)
+    elif MODE == "json_crash_go":
+        first = sys.stdin.buffer.read1(65536)
+        # what `json.NewDecoder(os.Stdin).Decode(&msg)` then `panic(err)` prints in Go
+        sys.stderr.write(
+            f"panic: invalid character '\\x{first[0]:02x}' looking for beginning of value\n\n"
+            "goroutine 1 [running]:\nmain.main()\n\t/bot/main.go:31 +0x1d4\n"
+        )
+        return 2
+    elif MODE == "msgpack_crash_rust":
+        sys.stdin.buffer.read1(65536)
+        # what `rmp_serde::from_read(stdin)?` returned from main prints in Rust
+        sys.stderr.write('Error: Syntax("invalid type: integer `123`, expected map")\n')
+        return 1
     else:
         raise SystemExit(f"unknown mode {MODE}")
     return 0

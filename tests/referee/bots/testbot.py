@@ -39,6 +39,11 @@ def receive() -> dict | None:
         data = os.read(inp.fileno(), 65536)
         if not data:
             return None
+        if MODE == "dump":  # every byte the referee sent, on stderr, for a byte-exact check
+            import base64
+
+            sys.stderr.write(f"DUMP {base64.b64encode(data).decode()}\n")
+            sys.stderr.flush()
         pending.extend(dec.feed(data))
     return pending.pop(0)
 
@@ -139,6 +144,13 @@ def main() -> int:
         elif failing and MODE == "resign":
             send({"type": "resign", "reason": "hopeless"})
             continue
+        elif failing and MODE == "quit":  # an early exit, status 0, in the middle of a game
+            return 0
+        elif failing and MODE == "both_moves":  # a turn's two actions without waiting
+            first = sorted(msg["legal"])[0]
+            send({"type": "move", "actions": [first]})
+            send({"type": "move", "actions": [first]})
+            continue
         elif failing and MODE == "unsolicited":
             send({"type": "move", "actions": [rng.choice(msg["legal"])]})
             send({"type": "move", "actions": [rng.choice(msg["legal"])]})
@@ -149,6 +161,9 @@ def main() -> int:
             pass
         elif MODE == "log_turns":  # while the referee waits for this turn's reply
             send({"type": "log", "message": f"turn {msg['turn']}"})
+        if MODE == "fixed":  # the same answer whatever is asked: ARG's actions
+            send({"type": "move", "actions": ARG.split()})
+            continue
         if MODE == "greedy":  # asks to keep every turn open for its optional actions
             send({"type": "move", "actions": [rng.choice(msg["legal"])], "more": True})
             continue
