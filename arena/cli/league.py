@@ -156,6 +156,11 @@ def register(sub: argparse._SubParsersAction) -> None:
     _league_dir(ba)
     ba.set_defaults(func=cmd_bot_add)
 
+    # seasons and finals (arena/cli/league_seasons.py)
+    from arena.cli import league_seasons
+
+    league_seasons.register(lsub, _league_dir)
+
     # the client side: upload a bot to a league server (arena/league/client.py, imported when
     # the command runs: `arena --help` imports no arena.league module, see
     # tests/referee/test_cli_imports.py)

@@ -242,11 +242,13 @@ def cmd_run(args: argparse.Namespace) -> int:
 
 
 def cmd_status(args: argparse.Namespace) -> int:
-    from arena.tournaments.report import scheduled_total, sprt_of
+    from arena.tournaments.report import bracket_lines, knockout_of, scheduled_total, sprt_of
 
     with open_store(args.target) as store:
         meta = store.meta()
-        sprt = sprt_of(meta, store.games())
+        rows = store.games()
+        sprt = sprt_of(meta, rows)
+        bracket = knockout_of(meta, rows)
         config = meta.get("config", {})
         bots = meta.get("bots", [])
         played = store.count_games()
@@ -268,7 +270,11 @@ def cmd_status(args: argparse.Namespace) -> int:
     print(f"rounds      {config.get('rounds')}   seed {config.get('seed')}")
     if sprt:
         print(f"sprt        {sprt['bot']}: {sprt['summary']}")
-    if played >= total or (sprt and sprt["decision"]):
+    if bracket is not None:  # a knockout's total grows with its tie-breaks
+        total = played + bracket["least_left"]
+    if (bracket["champion"] if bracket is not None else played >= total) or (
+        sprt and sprt["decision"]
+    ):
         state = "complete"
     else:
         state = f"{total - played} missing"
@@ -277,6 +283,9 @@ def cmd_status(args: argparse.Namespace) -> int:
         f"voided      {len(voids)} attempts"
         + (f", unplayable: {', '.join(unplayable)}" if unplayable else "")
     )
+    if bracket is not None:
+        for line in bracket_lines(bracket):
+            print(f"bracket     {line}")
     for run in runs:
         print(
             f"run {run['run_id']:<3}     {run['started_at']}  {run['status']:<10} "

@@ -23,6 +23,7 @@ from collections.abc import Callable
 
 import trio
 
+from arena.league import seasons
 from arena.league.backoff import Backoff
 from arena.league.candidates import CandidateSource
 from arena.league.db import fleet, ledger, schema
@@ -181,6 +182,8 @@ class Scheduler(JobSource):
         return self.candidates.next_game(conn, rated)
 
     def _plan(self, conn) -> Pairing | None:
+        if not seasons.ladder_open(conn):  # between seasons: no rated games
+            return None
         labels = [g.label for g in self.settings.games]
         pool = {v: ledger.candidates(conn, v) for v in labels}
         played = self._games_per_variant(conn)

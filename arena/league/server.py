@@ -126,6 +126,7 @@ async def serve(
                 executor.serving(binds)
                 await nursery.start(executor.run, scheduler)
                 nursery.start_soon(_refit_official, league)
+                nursery.start_soon(_advance_finals, league, scheduler)
                 if executor.plays_here:
                     nursery.start_soon(_heartbeats, league)
                 nursery.start_soon(league.run_validations)
@@ -195,3 +196,16 @@ async def _refit_official(league: League) -> None:
     while True:
         await trio.to_thread.run_sync(league.refit_official_sync)
         await trio.sleep(league.settings.official_every)
+
+
+#: seconds between looks at the running finals (arena/league/finals.py)
+FINALS_EVERY = 1.0
+
+
+async def _advance_finals(league: League, scheduler: Scheduler) -> None:
+    """Queue each running final's next games as its recorded games allow (its next round, a
+    tie-break pair, a game that failed for good), and finish it once it has a champion."""
+    while True:
+        if await trio.to_thread.run_sync(league.advance_finals_sync):
+            scheduler.wake()
+        await trio.sleep(FINALS_EVERY)

@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 
 import trio
 
-from arena.league import candidates, privacy
+from arena.league import candidates, finals, privacy, seasons
 from arena.league.archives import (
     ArchiveCaps,
     BlobStore,
@@ -273,9 +273,28 @@ class League:
     # --- reads --------------------------------------------------------------------------------
 
     async def leaderboard(
-        self, variant: str, *, limit: int, offset: int, include_retired: bool = False
+        self,
+        variant: str,
+        *,
+        limit: int,
+        offset: int,
+        include_retired: bool = False,
+        season: str | None = None,
     ) -> list[dict[str, Any]]:
+        """The live leaderboard, or a season's (`season`: its name): a closed season's as it
+        stood at its close, the open season's live."""
         self.check_variant(variant)
+        if season is not None:
+            found = await self.season(season)
+            if found.state == schema.SeasonState.CLOSED:
+                return await self.cached_read(
+                    seasons.kept_leaderboard,
+                    found.id,
+                    variant,
+                    limit=limit,
+                    offset=offset,
+                    include_retired=include_retired,
+                )
         return await self.cached_read(
             views.leaderboard,
             variant,
@@ -283,6 +302,134 @@ class League:
             offset=offset,
             include_retired=include_retired,
         )
+
+    # --- seasons (arena/league/seasons.py) ----------------------------------------------------
+
+    async def season(self, name: str) -> seasons.Season:
+        found = await self.read(seasons.by_name, name)
+        if found is None:
+            raise LeagueError(f"no season {name!r}", status=404, field="season")
+        return found
+
+    async def season_list(self) -> list[dict[str, Any]]:
+        return [s.to_dict() for s in await self.read(seasons.all_seasons)]
+
+    def open_season_sync(self, name: str) -> seasons.Season:
+        check_name(name, "season name", "name")
+        return self.write_sync(seasons.open_season, name, self.variants)
+
+    def close_season_sync(self) -> seasons.Season:
+        return self.write_sync(seasons.close_season)
+
+    async def open_season(self, user: User, name: str) -> seasons.Season:
+        self.check_admin(user)
+        check_name(name, "season name", "name")
+        done = await self.write(seasons.open_season, name, self.variants)
+        self.cache.changed()
+        return done
+
+    async def close_season(self, user: User) -> seasons.Season:
+        self.check_admin(user)
+        done = await self.write(seasons.close_season)
+        self.cache.changed()
+        return done
+
+    # --- finals (arena/league/finals.py) ------------------------------------------------------
+
+    def _final_summaries(self, conn: Any, season: str | None) -> list[dict[str, Any]]:
+        names = {s.id: s.name for s in seasons.all_seasons(conn)}
+        sid = None
+        if season is not None:
+            found = seasons.by_name(conn, season)
+            if found is None:
+                raise LeagueError(f"no season {season!r}", status=404, field="season")
+            sid = found.id
+        return [finals.summary(conn, f, names[f.season_id]) for f in finals.listing(conn, sid)]
+
+    async def finals(self, season: str | None) -> list[dict[str, Any]]:
+        """The finals, newest first (of one season, by name)."""
+        return await self.read(self._final_summaries, season)
+
+    def _final_detail(self, conn: Any, final_id: int) -> dict[str, Any]:
+        final = finals.get(conn, final_id)
+        if final is None:
+            raise LeagueError(f"no final {final_id}", status=404)
+        names = {s.id: s.name for s in seasons.all_seasons(conn)}
+        return finals.detail(conn, final, names[final.season_id])
+
+    async def final(self, final_id: int) -> dict[str, Any]:
+        return await self.read(self._final_detail, final_id)
+
+    def final_sync(self, final_id: int) -> dict[str, Any]:
+        return self.read_sync(self._final_detail, final_id)
+
+    def start_final_sync(
+        self, *, season: str, variant: str, top: int, fmt: str, pairs: int, extra_pairs: int = 1
+    ) -> dict[str, Any]:
+        self.check_variant(variant)
+
+        def run(conn: Any) -> dict[str, Any]:
+            f = finals.start(
+                conn,
+                self.settings,
+                season=season,
+                variant=variant,
+                top=top,
+                fmt=fmt,
+                pairs=pairs,
+                extra_pairs=extra_pairs,
+            )
+            return self._final_detail(conn, f.id)
+
+        done = self.write_sync(run)
+        self.on_activated()  # the scheduler looks at the queue now
+        return done
+
+    async def start_final(
+        self,
+        user: User,
+        *,
+        season: str,
+        variant: str,
+        top: int,
+        fmt: str,
+        pairs: int,
+        extra_pairs: int = 1,
+    ) -> dict[str, Any]:
+        self.check_admin(user)
+        return await trio.to_thread.run_sync(
+            lambda: self.start_final_sync(
+                season=season,
+                variant=variant,
+                top=top,
+                fmt=fmt,
+                pairs=pairs,
+                extra_pairs=extra_pairs,
+            )
+        )
+
+    def stop_final_sync(self, final_id: int) -> dict[str, Any]:
+        def run(conn: Any) -> dict[str, Any]:
+            finals.stop(conn, final_id)
+            return self._final_detail(conn, final_id)
+
+        return self.write_sync(run)
+
+    async def stop_final(self, user: User, final_id: int) -> dict[str, Any]:
+        self.check_admin(user)
+        return await trio.to_thread.run_sync(self.stop_final_sync, final_id)
+
+    def advance_finals_sync(self) -> int:
+        """Queue the games the running finals want now (the server calls it every second)."""
+        with self.db.read() as conn:
+            if not finals.running(conn):
+                return 0
+        return self.write_sync(finals.advance, self.settings)
+
+    @staticmethod
+    def check_admin(user: User) -> None:
+        if not user.is_admin:
+            raise LeagueError("only an admin may do this", status=403)
 
     async def bots(self, *, limit: int, offset: int) -> list[dict[str, Any]]:
         return await self.cached_read(views.list_bots, limit=limit, offset=offset)
@@ -380,6 +527,7 @@ class League:
         since: str | None = None,
         until: str | None = None,
         reason: str | None = None,
+        season: str | None = None,
     ) -> list[dict[str, Any]]:
         """Finished games, newest first; `since`/`until` are timestamps as the tables keep
         them (arena/league/when.py)."""
@@ -387,7 +535,8 @@ class League:
             self.check_variant(variant)
         if outcome is not None and bot is None:
             raise LeagueError("filtering by result needs a bot (?bot=NAME)", field="result")
-        extra = {"since": since, "until": until, "reason": reason}
+        season_id = None if season is None else (await self.season(season)).id
+        extra = {"since": since, "until": until, "reason": reason, "season_id": season_id}
         return await self.cached_read(_games_page, limit, offset, bot, variant, outcome, **extra)
 
     async def game(self, game_id: int) -> dict[str, Any]:
@@ -485,6 +634,7 @@ class League:
         if bot is not None and bot.disabled:
             who = "retired by you" if bot.disabled_by == "owner" else "disabled by an admin"
             raise LeagueError(f"bot {bot_name!r} is {who}", status=403)
+        finals.check_unfrozen(conn, bot_name)  # a finalist's submissions wait for the final
 
     def check_rate(self, conn: Any, user: User) -> None:
         since = (datetime.now(UTC) - timedelta(hours=1)).isoformat(timespec="milliseconds")
@@ -741,10 +891,16 @@ class League:
     # --- official ratings ---------------------------------------------------------------------
 
     def refit_official_sync(self) -> None:
-        """Refit the Bradley-Terry table of every variant from all rated games."""
+        """Refit the Bradley-Terry table of every variant from the open season's rated games
+        (all of them in a league without seasons; nothing between seasons: the closed
+        season's table is kept with it, arena/league/seasons.py)."""
+        with self.db.read() as conn:
+            season = seasons.current(conn)
+            if season is None and seasons.all_seasons(conn):
+                return
         for variant in self.variants:
             with self.db.read() as conn:
-                pairs = ledger.pair_results(conn, variant)
+                pairs = ledger.pair_results(conn, variant, season.id if season else None)
             ids = sorted({a for a, _, _, _ in pairs} | {b for _, b, _, _ in pairs})
             table = official_table(ids, pairs) if ids else None
             now = now_iso()
@@ -831,7 +987,7 @@ def _games_page(
     bot: str | None,
     variant: str | None,
     outcome: str | None,
-    **filters: str | None,
+    **filters: Any,
 ) -> list[dict[str, Any]]:
     bot_id = bot_id_filter(conn, bot)
     return views.list_games(

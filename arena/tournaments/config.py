@@ -38,6 +38,7 @@ from arena.tournaments.checks import (
     show,
 )
 from arena.tournaments.formats import FORMATS, bot_keys
+from arena.tournaments.knockout import MAX_MATCH_PAIRS, Rules
 from arena.tournaments.sprt import SprtError, SprtParams
 from protocol.messages import SEED_MAX
 
@@ -61,10 +62,12 @@ _TOP_KEYS = (
     "limits",
     "reuse",
     "database",
+    "knockout",
 )
 #: a bot table's keys; the formats' flags (`challenger`) come from arena/tournaments/formats.py
 _BOT_KEYS = ("path", "command", "name", *bot_keys(), "time_control", "args", "env", "options")
 _SPRT_KEYS = ("elo0", "elo1", "alpha", "beta", "model")
+_KNOCKOUT_KEYS = ("pairs", "extra_pairs")
 
 
 #: bounds that keep a typo from building a schedule of billions of games
@@ -144,6 +147,8 @@ class TournamentConfig:
     #: a league's PostgreSQL URL: the games are played by its `arena league worker`s
     #: (arena/league/tourjobs.py); not part of the identity (where games run changes nothing)
     database: str | None = None
+    #: a knockout's match rules (`[knockout]`: pairs, extra_pairs); used by that format only
+    knockout: Rules = field(default_factory=Rules)
 
     def with_clock(self, clock: str) -> TournamentConfig:
         """The config with every time control charging `clock` (`arena tournament run
@@ -173,6 +178,19 @@ class TournamentConfig:
             **(
                 {"openings": {"order": self.opening_order, "seed": self.opening_seed}}
                 if any(g.openings for g in self.games)
+                else {}
+            ),
+            # a bracket is seeded by the bots' order and cut by its rules: neither may change
+            # under recorded games (nor may bots be added: the seeding would change)
+            **(
+                {
+                    "knockout": {
+                        "pairs": self.knockout.pairs,
+                        "extra_pairs": self.knockout.extra_pairs,
+                        "seeds": list(bot_names),
+                    }
+                }
+                if self.format == "knockout"
                 else {}
             ),
         }
@@ -225,6 +243,7 @@ class TournamentConfig:
             "sprt": self.sprt.to_dict() if self.sprt else None,
             "limits": dataclasses.asdict(self.limits),
             "reuse": self.reuse,
+            "knockout": dataclasses.asdict(self.knockout),
         }
 
 
@@ -399,7 +418,28 @@ def config_from_dict(
         sprt=_sprt(c, data.get("sprt"), fmt, bots),
         reuse=c.boolean("reuse", data.get("reuse", False)),
         database=_database(c, data.get("database")),
+        knockout=_knockout(c, data, fmt, games, rounds),
     )
+
+
+def _knockout(
+    c: Checker, data: Mapping[str, Any], fmt: str, games: tuple[GameEntry, ...], rounds: int
+) -> Rules:
+    """The [knockout] table: a match's game pairs and tie-break pairs (knockout.py's Rules)."""
+    if fmt != "knockout":
+        if "knockout" in data:
+            raise c.fail("knockout", 'only a format = "knockout" has a [knockout] table')
+        return Rules()
+    if len(games) != 1:
+        raise c.fail("games", f"a knockout plays one game (one [[games]] entry), got {len(games)}")
+    if rounds != 1:
+        raise c.fail("rounds", "a knockout has no rounds: raise knockout.pairs for longer matches")
+    t = c.table("knockout", data.get("knockout", {}), _KNOCKOUT_KEYS)
+    pairs = c.integer("knockout.pairs", t.get("pairs", 1), lo=1, hi=MAX_MATCH_PAIRS)
+    extra = c.integer(
+        "knockout.extra_pairs", t.get("extra_pairs", 1), lo=0, hi=MAX_MATCH_PAIRS - pairs
+    )
+    return Rules(pairs, extra)
 
 
 def _database(c: Checker, value: Any) -> str | None:

@@ -18,6 +18,10 @@ Hooks, in the order they are used:
 - `pairings()` when a run starts: (first, second) bot indices, in a stable order. The runner
   keeps the pair numbers of pairings a results file already holds (arena/tournaments/
   identity.py), so a pool can grow without renaming the games already played.
+
+A knockout (`staged`) has no pairings known in advance: who meets whom in a round depends on
+the rounds before. The runner plays it stage by stage instead, each stage's games derived
+from the games recorded so far (arena/tournaments/knockout.py), never from memory.
 """
 
 from __future__ import annotations
@@ -68,6 +72,9 @@ class Format(ABC):
         """The bot an SPRT tests (its game pairs against all others), or None."""
         return None
 
+    #: the pairings come from recorded results, round by round (a knockout), not `pairings()`
+    staged: ClassVar[bool] = False
+
 
 class RoundRobin(Format):
     name = "round-robin"
@@ -106,7 +113,21 @@ class Gauntlet(Format):
         return challengers[0] if len(challengers) == 1 else None
 
 
-FORMATS: dict[str, type[Format]] = {f.name: f for f in (RoundRobin, Gauntlet)}
+class Knockout(Format):
+    name = "knockout"
+    summary = (
+        "a single-elimination bracket seeded by config order: matches of K game pairs, "
+        "the winner goes through"
+    )
+    staged = True
+
+    def pairings(self) -> list[tuple[int, int]]:
+        """None in advance: each round's matches follow from the one before
+        (arena/tournaments/knockout.py)."""
+        return []
+
+
+FORMATS: dict[str, type[Format]] = {f.name: f for f in (RoundRobin, Gauntlet, Knockout)}
 
 
 def bot_keys() -> tuple[str, ...]:

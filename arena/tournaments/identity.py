@@ -31,7 +31,7 @@ def changes(old: Mapping[str, Any], new: Mapping[str, Any]) -> list[str]:
     """What `new` changes of `old` (both from TournamentConfig.identity) that the recorded
     games depend on; additions are not changes."""
     out: list[str] = []
-    for key in ("time_control", "seed", "opening_turns", "openings"):
+    for key in ("time_control", "seed", "opening_turns", "openings", "knockout"):
         a, b = old.get(key), new.get(key)
         if a == b:
             continue

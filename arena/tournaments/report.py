@@ -18,7 +18,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from arena.referee.outcome import KIND_ORDER, Reason, forfeit_seats
+from arena.tournaments.knockout import Rules
 from arena.tournaments.ratings import fit_ratings
+from arena.tournaments.schedule import knockout_key, knockout_state
 from arena.tournaments.sprt import SprtParams
 from arena.tournaments.stopping import SprtRule
 from arena.tournaments.store import GameRow, Store
@@ -153,6 +155,77 @@ def pentanomial(bots: Sequence[str], rows: Iterable[GameRow]) -> list[dict[str, 
     ]
 
 
+def knockout_of(meta: Mapping[str, Any], rows: Iterable[GameRow]) -> dict[str, Any] | None:
+    """A knockout's bracket as the recorded games leave it (None for other formats): every
+    match by round with its sides, points, winner and how it was decided, the champion, and
+    the games played and still needed at the least (more if a match goes to tie-breaks)."""
+    spec = meta.get("identity", {}).get("knockout")
+    if meta.get("config", {}).get("format") != "knockout" or not spec:
+        return None
+    rows = list(rows)
+    seeds = list(spec["seeds"])
+    state = knockout_state(seeds, Rules(spec["pairs"], spec["extra_pairs"]), rows)
+    played = sum(1 for r in rows if knockout_key(r.game_id) is not None)
+
+    def name(i: int | None) -> str | None:
+        return None if i is None else seeds[i]
+
+    return {
+        "pairs": spec["pairs"],
+        "extra_pairs": spec["extra_pairs"],
+        "seeds": seeds,
+        "champion": name(state.champion),
+        "played": played,
+        "least_left": state.least_games_left(),
+        "rounds": [
+            [
+                {
+                    "round": m.round,
+                    "match": m.index,
+                    "sides": [name(m.sides[0]), name(m.sides[1])],
+                    "seeds": [None if x is None else x + 1 for x in m.sides],
+                    "bye": m.bye,
+                    "points": list(m.points),
+                    "pairs": m.pairs_played,
+                    "winner": name(m.winner),
+                    "decided_by": m.decided_by,
+                }
+                for m in rnd
+            ]
+            for rnd in state.rounds
+        ],
+    }
+
+
+def bracket_lines(bracket: Mapping[str, Any]) -> list[str]:
+    """The bracket as text lines, one per match, round by round (report and status)."""
+    lines = []
+    for rnd in bracket["rounds"]:
+        for m in rnd:
+            a, b = (
+                f"{s or '?'}" + (f" (#{seed})" if seed else "")
+                for s, seed in zip(m["sides"], m["seeds"], strict=True)
+            )
+            if m["bye"]:
+                text = f"{m['winner']} (bye)"
+            elif m["winner"] is None:
+                text = f"{a} vs {b}" + (
+                    f"  {m['points'][0]:g}-{m['points'][1]:g} after {m['pairs']} pair(s)"
+                    if m["pairs"]
+                    else ""
+                )
+            else:
+                how = " on seed" if m["decided_by"] == "seed" else ""
+                text = (
+                    f"{a} vs {b}  {m['points'][0]:g}-{m['points'][1]:g} "
+                    f"({m['pairs']} pair(s)): {m['winner']} goes through{how}"
+                )
+            lines.append(f"round {m['round']} match {m['match'] + 1}: {text}")
+    champion = bracket["champion"]
+    lines.append(f"champion: {champion}" if champion else "champion: not decided yet")
+    return lines
+
+
 def scheduled_total(meta: Mapping[str, Any]) -> int:
     """Games in the schedule: every pairing plays every game from both seats, every round."""
     config = meta.get("config", {})
@@ -196,6 +269,9 @@ def build_report(store: Store) -> dict[str, Any]:
     rows = store.games()
     voids = store.voids()
     total = scheduled_total(meta) if config and bots else len(rows)
+    knockout = knockout_of(meta, rows)
+    if knockout is not None:  # known as the bracket goes: played plus the least still needed
+        total = len(rows) + knockout["least_left"]
     sprt = sprt_of(meta, rows)
     recorded = {r.game_id for r in rows}
     void_counts = Counter(v["game_id"] for v in voids)
@@ -229,11 +305,16 @@ def build_report(store: Store) -> dict[str, Any]:
         "games": games,
         "tournament_format": config.get("format", "round-robin"),
         "sprt": sprt,
+        "bracket": knockout,
         "progress": {
             "scheduled": total,
             "played": len(rows),
             "missing": max(0, total - len(rows)),
-            "complete": len(rows) >= total or bool(sprt and sprt["decision"]),
+            "complete": (
+                bool(knockout["champion"])
+                if knockout is not None
+                else len(rows) >= total or bool(sprt and sprt["decision"])
+            ),
             "voided_attempts": len(voids),
             "unplayable": unplayable,
             "runs": len(runs),
@@ -354,6 +435,15 @@ def render_text(report: Mapping[str, Any], width: int | None = None) -> str:
         )
     if prog["unplayable"]:
         console.print(f"Unplayable after repeated voids: {', '.join(prog['unplayable'])}")
+    if report.get("bracket"):
+        b = report["bracket"]
+        console.print()
+        console.print(
+            f"Bracket: matches of {b['pairs']} game pair(s), "
+            f"up to {b['extra_pairs']} tie-break pair(s), then the higher seed"
+        )
+        for line in bracket_lines(b):
+            console.print("  " + line, highlight=False)
 
     console.print()
     console.print(_heading("Standings, all games", report["ratings"]))

@@ -46,7 +46,14 @@ from arena.tournaments.config import ConfigError, TournamentConfig
 from arena.tournaments.formats import format_of
 from arena.tournaments.openings import pick
 from arena.tournaments.progress import Progress
-from arena.tournaments.schedule import ScheduledGame, build_schedule, game_id, random_opening
+from arena.tournaments.schedule import (
+    ScheduledGame,
+    build_schedule,
+    game_id,
+    knockout_games,
+    knockout_state,
+    random_opening,
+)
 from arena.tournaments.sprt import SprtState
 from arena.tournaments.stopping import SprtRule
 from arena.tournaments.store import AsyncStore, FinishedGame, GameRow, Store, StoreError
@@ -551,8 +558,16 @@ async def run_tournament(
     elsewhere = contextlib.AsyncExitStack()  # the shared player's, when there is one
     try:
         index = {n: i for i, n in enumerate(names)}
-        schedule = build_schedule(config, [(index[a], index[b]) for a, b in table])
         recorded = await astore.call("recorded_ids")
+        rows = await astore.call("games")
+        if fmt.staged:
+            # a knockout: the stage the recorded games have reached, and what it still needs
+            state = knockout_state(names, config.knockout, rows)
+            schedule = knockout_games(config, state.wanted)
+            scheduled = len(rows) + state.least_games_left()
+        else:
+            schedule = build_schedule(config, [(index[a], index[b]) for a, b in table])
+            scheduled = len(schedule)
         pending = [g for g in schedule if g.game_id not in recorded]
         playable = [g for g in pending if not broken.keys() & set(g.bots)]
         skipped = len(pending) - len(playable)
@@ -560,7 +575,6 @@ async def run_tournament(
         for i, why in broken.items():
             progress.message(f"dropped {names[i]}: {why}")
         void_counts = await astore.call("void_counts")
-        rows = await astore.call("games")
         run = _Run(config, specs, astore, 0, progress, void_counts, play_match)
         if play_elsewhere is not None and pending:
             opened = play_elsewhere(config, specs, run.bots_payload)
@@ -570,8 +584,8 @@ async def run_tournament(
             run.sprt = SprtRule.from_rows(config.sprt, sprt_meta["bot"], rows)
             if run.sprt.state().decision:  # decided by an earlier run: nothing left to test
                 pending = []
-        run.run_id = run_id = await astore.call("start_run", len(schedule), len(pending))
-        outcome = RunOutcome("complete", len(schedule), len(pending), results=str(config.results))
+        run.run_id = run_id = await astore.call("start_run", scheduled, len(pending))
+        outcome = RunOutcome("complete", scheduled, len(pending), results=str(config.results))
         outcome.dropped = {names[i]: why for i, why in broken.items()}
         outcome.skipped = skipped
         # SIGINT/SIGTERM are caught from before the start line on: a Ctrl-C as soon as the run
@@ -584,8 +598,24 @@ async def run_tournament(
         )
         status = "failed"
         try:
-            progress.start(len(schedule), rows, names, len(pending))
+            progress.start(scheduled, rows, names, len(pending))
             stopped = await _play_all(run, pending, receiver, stop)
+            while fmt.staged and not stopped and not run.unplayable:
+                # the next stage of a knockout, from what is recorded now (a run killed
+                # between stages resumes at the same point: it reads the same games)
+                rows = await astore.call("games")
+                run.recorded = {r.game_id for r in rows}
+                state = knockout_state(names, config.knockout, rows)
+                stage = [
+                    g
+                    for g in knockout_games(config, state.wanted)
+                    if g.game_id not in run.recorded and not broken.keys() & set(g.bots)
+                ]
+                if not stage:
+                    break
+                pending += stage
+                outcome.pending_at_start = len(pending)  # a knockout's stages add up
+                stopped = await _play_all(run, stage, receiver, stop)
             outcome.played, outcome.voided = run.played, run.voided
             outcome.unplayable = list(run.unplayable)
             outcome.sprt = run.sprt.state() if run.sprt else None

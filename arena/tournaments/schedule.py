@@ -12,10 +12,13 @@ from __future__ import annotations
 import hashlib
 import itertools
 import random
-from collections.abc import Sequence
+import re
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from arena.tournaments.config import GameEntry, TournamentConfig
+from arena.tournaments.knockout import MAX_MATCH_PAIRS, Bracket, GameKey, GameSpec, Rules, bracket
 
 #: fresh random openings tried before giving up on one that does not end the game
 OPENING_ATTEMPTS = 100
@@ -90,6 +93,65 @@ def build_schedule(
                     )
                 )
     return out
+
+
+# --- knockouts: a bracket's games as scheduled games -----------------------------------------
+#
+# A knockout game is named by its place in the bracket, `k2-m0-stripes-p1-b` (round 2, match 0,
+# game pair 1, seats swapped), so the recorded games say which bracket game each was and the
+# bracket can be derived from them alone (arena/tournaments/knockout.py). Its `pair` number is
+# unique within the round (match * MAX_MATCH_PAIRS + pair), so the two seat orders of a pair
+# share an opening and seed derivation exactly as a round robin's do.
+
+_KNOCKOUT_ID = re.compile(r"k(\d+)-m(\d+)-(.+)-p(\d+)-([ab])")
+
+
+def knockout_game_id(key: GameKey, label: str) -> str:
+    return f"k{key.round}-m{key.match}-{label}-p{key.pair}-{'ab'[key.seat_order]}"
+
+
+def knockout_key(game_id_: str) -> GameKey | None:
+    """The bracket game a game id names, or None if it is not a knockout's."""
+    m = _KNOCKOUT_ID.fullmatch(game_id_)
+    if m is None:
+        return None
+    return GameKey(int(m[1]), int(m[2]), int(m[4]), "ab".index(m[5]))
+
+
+def knockout_games(config: TournamentConfig, specs: Iterable[GameSpec]) -> list[ScheduledGame]:
+    """The wanted games of a bracket as the runner plays them (a knockout has one game)."""
+    label = config.games[0].label
+    out = []
+    for spec in specs:
+        k = spec.key
+        pair = k.match * MAX_MATCH_PAIRS + k.pair
+        out.append(
+            ScheduledGame(
+                game_id=knockout_game_id(k, label),
+                seq=((k.round * 2**16 + k.match) * MAX_MATCH_PAIRS + k.pair) * 2 + k.seat_order,
+                round=k.round,
+                game=label,
+                pair=pair,
+                seat_order=k.seat_order,
+                bots=spec.seats,
+                seed=derive_seed(config.seed, "match", k.round, label, pair, k.seat_order)
+                & 0x7FFFFFFF,
+            )
+        )
+    return out
+
+
+def knockout_state(seeds: Sequence[str], rules: Rules, rows: Iterable[Any]) -> Bracket:
+    """The bracket the recorded games (`GameRow`s: a game id, bot names by seat, the winning
+    seat) leave, the entrants named by `seeds` in seed order."""
+    index = {name: i for i, name in enumerate(seeds)}
+    results: dict[GameKey, int | None] = {}
+    for row in rows:
+        key = knockout_key(row.game_id)
+        if key is None or row.bots[0] not in index or row.bots[1] not in index:
+            continue
+        results[key] = None if row.winner is None else index[row.bots[row.winner]]
+    return bracket(len(seeds), rules, results)
 
 
 def random_opening(

@@ -17,7 +17,7 @@ import pytest
 
 from arena.errors import ArenaError
 from arena.tournaments.config import load_config
-from arena.tournaments.formats import FORMATS, Gauntlet, RoundRobin
+from arena.tournaments.formats import FORMATS, Gauntlet, Knockout, RoundRobin
 from arena.tournaments.report import build_report
 from arena.tournaments.runner import run_tournament
 from arena.tournaments.schedule import build_schedule
@@ -37,7 +37,7 @@ def _bots(*entries: str) -> str:
 
 
 def test_registry_names_the_formats() -> None:
-    assert {"round-robin": RoundRobin, "gauntlet": Gauntlet} == FORMATS
+    assert {"round-robin": RoundRobin, "gauntlet": Gauntlet, "knockout": Knockout} == FORMATS
 
 
 def test_round_robin_is_the_default_and_gauntlet_pairs_challengers_with_the_pool(

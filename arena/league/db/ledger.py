@@ -39,12 +39,14 @@ from arena.league.db import verdicts
 from arena.league.db.schema import (
     GameKind,
     GameState,
+    SeasonState,
     VersionState,
     VoidKind,
     games,
     official,
     ratings,
     records,
+    seasons,
     seats,
     tallies,
     versions,
@@ -74,6 +76,8 @@ class NewGame:
     #: a candidate test's game: the test and the game pair (db/verdicts.py)
     candidate_test: int | None = None
     candidate_pair: int | None = None
+    #: the game's season (arena/league/seasons.py); None: the season open now, if any
+    season_id: int | None = None
 
 
 # The statements of the scheduling hot path (create, claim, record, rate: a dozen per game) are
@@ -100,6 +104,10 @@ _INSERT_GAME = games.insert().values(
     claimed_at=_p("p_claimed_at"),
     candidate_test=_p("p_candidate_test"),
     candidate_pair=_p("p_candidate_pair"),
+    season_id=sa.func.coalesce(
+        _p("p_season", type_=Integer),
+        sa.select(seasons.c.id).where(seasons.c.state == SeasonState.OPEN).scalar_subquery(),
+    ),
 )
 
 
@@ -173,6 +181,7 @@ def _insert_game(conn: Connection, g: NewGame, *, claimed: bool) -> tuple[int, d
             "p_claimed_at": now if claimed else None,
             "p_candidate_test": g.candidate_test,
             "p_candidate_pair": g.candidate_pair,
+            "p_season": g.season_id,
         },
     ).inserted_primary_key[0]
     seated = {
@@ -317,14 +326,39 @@ _FINISH = (
         score1=_p("p_score1"),
         turns=_p("p_turns"),
         duration=_p("p_duration"),
+        # rated only in its own season while that is open (arena/league/seasons.py), or in
+        # a league that never had a season
         rated=sa.case(
-            (games.c.kind == GameKind.RATED, _p("p_rated", type_=Boolean)), else_=sa.false()
+            (
+                sa.and_(
+                    games.c.kind == GameKind.RATED,
+                    sa.or_(
+                        games.c.season_id == _p("p_season", type_=Integer),
+                        sa.and_(games.c.season_id.is_(None), _p("p_seasonless", type_=Boolean)),
+                    ),
+                ),
+                _p("p_rated", type_=Boolean),
+            ),
+            else_=sa.false(),
         ),
     )
     .returning(
-        games.c.kind, games.c.variant, games.c.version0, games.c.version1, games.c.candidate_test
+        games.c.kind,
+        games.c.variant,
+        games.c.version0,
+        games.c.version1,
+        games.c.candidate_test,
+        games.c.rated,
     )
 )
+
+
+# the open season, share-locked: a season's close (an UPDATE of this row) waits for the
+# recordings that rate games in it, and the recordings after it see it closed
+_OPEN_SEASON = (
+    sa.select(seasons.c.id).where(seasons.c.state == SeasonState.OPEN).with_for_update(read=True)
+)
+_ANY_SEASON = sa.select(seasons.c.id).limit(1)
 
 
 _INSERT_RECORD = records.insert().values(game_id=_p("p_game"), data=_p("p_data"))
@@ -389,9 +423,13 @@ def record_result(
     """
     f = result_fields(record)  # the one reading of a record's result (arena/referee/outcome.py)
     winner, forfeit = f.winner, f.forfeit
+    season = conn.execute(_OPEN_SEASON).scalar()
+    seasonless = season is None and conn.execute(_ANY_SEASON).first() is None
     g = conn.execute(
         _FINISH,
         {
+            "p_season": season,
+            "p_seasonless": seasonless,
             "p_game": game_id,
             "p_attempt": attempt,
             "p_now": now_iso(),
@@ -419,7 +457,7 @@ def record_result(
         _outcome(points0, forfeit and points0 == 0.0),
         _outcome(1.0 - points0, forfeit and points0 == 1.0),
     )
-    if g.kind == GameKind.RATED and f.rated:
+    if g.rated:
         _rate(conn, game_id, g.variant, (g.version0, g.version1), points0, forfeit, outcomes)
     else:
         conn.execute(
@@ -703,8 +741,11 @@ def games_per_variant(conn: Connection) -> dict[str, int]:
     return {v: n for v, n in rows}
 
 
-def pair_results(conn: Connection, variant: str) -> list[tuple[int, int, float, int]]:
-    """(version a, version b, points of a, games) over the variant's rated games, a < b."""
+def pair_results(
+    conn: Connection, variant: str, season_id: int | None = None
+) -> list[tuple[int, int, float, int]]:
+    """(version a, version b, points of a, games) over the variant's rated games, a < b (of
+    one season, given its id)."""
     a = sa.case((games.c.version0 < games.c.version1, games.c.version0), else_=games.c.version1)
     b = sa.case((games.c.version0 < games.c.version1, games.c.version1), else_=games.c.version0)
     pts0 = sa.case((games.c.winner.is_(None), 0.5), (games.c.winner == 0, 1.0), else_=0.0)
@@ -715,6 +756,7 @@ def pair_results(conn: Connection, variant: str) -> list[tuple[int, int, float, 
             games.c.variant == variant,
             games.c.state == GameState.FINISHED,
             games.c.rated.is_(True),
+            sa.true() if season_id is None else games.c.season_id == season_id,
         )
         .group_by(a, b)
     )

@@ -108,6 +108,9 @@ class GameKind(StrEnum):
     #: a game of a candidate test (arena/league/candidates.py): a new version against its
     #: bot's previous one for the verdict, unrated, recorded like any other
     CANDIDATE = "candidate"
+    #: a game of a season's final (arena/league/finals.py): queued like a ladder game, never
+    #: rated
+    FINAL = "final"
 
 
 #: the names of people's seats (`roster.human_version`); bot names cannot start with it
@@ -221,6 +224,9 @@ games = Table(
     # a candidate test's game (GameKind.CANDIDATE): its test and its game pair (migration 0009)
     Column("candidate_test", Integer, ForeignKey("candidate_tests.id")),
     Column("candidate_pair", Integer),
+    # the season the game was made in (arena/league/seasons.py; migration 0010): it is rated
+    # only while that season is open; NULL in a league that never had a season
+    Column("season_id", Integer),
     Index("ix_games_state_priority", "state", "priority", "id"),
     Index("ix_games_variant_id", "variant", "id"),
     # the API's games list, newest first by finish time (migration 0006)
@@ -285,6 +291,8 @@ candidate_tests = Table(
     UniqueConstraint("candidate_id", "variant"),
     Index("ix_candidate_tests_state", "state"),
     Index("ix_candidate_tests_baseline", "baseline_id"),
+    # a season's games list (migration 0010)
+    Index("ix_games_season", "season_id", "id"),
 )
 
 
@@ -432,4 +440,77 @@ tallies = Table(
     # row, not a count over a million games (`finished`: games recorded)
     Column("name", String(32), primary_key=True),
     Column("value", BigInteger, nullable=False),
+)
+
+
+class SeasonState(StrEnum):
+    """A season is open (its games are rated, one at a time at most) or closed (kept)."""
+
+    OPEN = "open"
+    CLOSED = "closed"
+
+
+# Seasons (arena/league/seasons.py, migration 0010): the open season's ratings are the `ratings`
+# table; a closed season's are kept in `season_ratings`, copied at its close.
+seasons = Table(
+    "seasons",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("name", String(64), nullable=False, unique=True),
+    Column("state", String(16), nullable=False),
+    Column("opened_at", String(32), nullable=False),
+    Column("closed_at", String(32)),
+)
+
+
+season_ratings = Table(
+    "season_ratings",
+    metadata,
+    Column("season_id", Integer, ForeignKey("seasons.id"), primary_key=True),
+    Column("version_id", Integer, ForeignKey("versions.id"), primary_key=True),
+    Column("variant", String(32), primary_key=True),
+    Column("mu", Float, nullable=False),
+    Column("sigma", Float, nullable=False),
+    Column("score", Float, nullable=False),
+    Column("games", Integer, nullable=False),
+    Column("wins", Integer, nullable=False),
+    Column("draws", Integer, nullable=False),
+    Column("losses", Integer, nullable=False),
+    Column("forfeits", Integer, nullable=False),
+    Column("last_game_at", String(32)),
+    # the official (Bradley-Terry) rating at the close, if fitted
+    Column("elo", Float),
+    Column("ci95", Float),
+    # the version's state at the close (a retired version shows on ?all only, as live)
+    Column("state", String(16), nullable=False),
+    Index("ix_season_ratings_order", "season_id", "variant", "score"),
+)
+
+
+class FinalState(StrEnum):
+    """A final is running until its bracket (or table) is complete; an admin may stop it."""
+
+    RUNNING = "running"
+    FINISHED = "finished"
+    STOPPED = "stopped"
+
+
+# Finals (arena/league/finals.py, migration 0010): the finalists are fixed at the start (version
+# ids in seed order); everything else, the bracket included, is derived from the final's games
+# (kind `final`, schedule_key `final/<id>/...`).
+finals = Table(
+    "finals",
+    metadata,
+    Column("id", Integer, primary_key=True),
+    Column("season_id", Integer, ForeignKey("seasons.id"), nullable=False),
+    Column("variant", String(32), nullable=False),
+    Column("format", String(16), nullable=False),  # knockout or round-robin
+    Column("pairs", Integer, nullable=False),
+    Column("extra_pairs", Integer, nullable=False),
+    Column("entrants", Text, nullable=False),  # JSON: version ids, best seed first
+    Column("state", String(16), nullable=False),
+    Column("created_at", String(32), nullable=False),
+    Column("finished_at", String(32)),
+    Column("champion", Integer),  # a version id, once decided
+    Index("ix_finals_state", "state"),
 )

@@ -358,6 +358,7 @@ def list_games(
     since: str | None = None,
     until: str | None = None,
     reason: str | None = None,
+    season_id: int | None = None,
 ) -> list[dict[str, Any]]:
     """Newest first: by id (the order games were scheduled), or with `by_finish` by the time
     they finished (`finished_at`, then id: the API's order, which a person expects; through
@@ -370,6 +371,8 @@ def list_games(
     league client's filters (`arena league games`, `download --since`)."""
     order = (games.c.finished_at.desc(), games.c.id.desc()) if by_finish else (games.c.id.desc(),)
     q = _games_select().where(games.c.state.in_(list(states)))
+    if season_id is not None:  # one season's games (arena/league/seasons.py)
+        q = q.where(games.c.season_id == season_id)
     if before is not None:
         q = q.where(games.c.id < before)
     game_filters = []
@@ -394,8 +397,10 @@ def list_games(
             s = s.where(seats.c.outcome == outcome)
         elif list(states) == [GameState.FINISHED]:
             s = s.where(seats.c.outcome.is_not(None))
-        if by_finish or game_filters:
+        if by_finish or game_filters or season_id is not None:
             s = s.join(games, games.c.id == seats.c.game_id).where(*game_filters)
+            if season_id is not None:
+                s = s.where(games.c.season_id == season_id)
         s = s.order_by(*order) if by_finish else s.order_by(seats.c.game_id.desc())
         ids = list(conn.execute(s.limit(limit).offset(offset)).scalars())
         if not ids:

@@ -98,10 +98,16 @@ async def status(request: Request) -> Response:
 async def leaderboard(request: Request) -> Response:
     limit, offset = _page(request)
     variant = request.path_params["variant"]
+    season = request.query_params.get("season") or None
     items = await _league(request).leaderboard(
-        variant, limit=limit, offset=offset, include_retired=_flag(request, "all")
+        variant,
+        limit=limit,
+        offset=offset,
+        include_retired=_flag(request, "all"),
+        season=season,
     )
-    return _paged(items, limit, offset, variant=variant)
+    extra = {"season": season} if season else {}
+    return _paged(items, limit, offset, variant=variant, **extra)
 
 
 async def bots(request: Request) -> Response:
@@ -149,6 +155,7 @@ async def games(request: Request) -> Response:
         since=_when(request, "since"),
         until=_when(request, "until"),
         reason=reason,
+        season=q.get("season") or None,
     )
     return _paged(items, limit, offset)
 
@@ -285,6 +292,82 @@ def _too_large(cap: int) -> LeagueError:
     )
 
 
+# --- seasons and finals (arena/league/seasons.py, arena/league/finals.py) ---------------------
+
+
+async def seasons_list(request: Request) -> Response:
+    return JSONResponse({"items": await _league(request).season_list()})
+
+
+async def _json_body(request: Request) -> dict[str, Any]:
+    try:
+        body = await request.json()
+    except ValueError:
+        raise LeagueError("expected a JSON object", status=422) from None
+    if not isinstance(body, dict):
+        raise LeagueError("expected a JSON object", status=422)
+    return body
+
+
+def _body_str(body: dict[str, Any], name: str) -> str:
+    value = body.get(name)
+    if not isinstance(value, str):
+        raise LeagueError(f"{name}: expected a string", status=422, field=name)
+    return value
+
+
+def _body_int(body: dict[str, Any], name: str, default: int | None = None) -> int:
+    value = body.get(name, default)
+    if isinstance(value, bool) or not isinstance(value, int):
+        raise LeagueError(f"{name}: expected an integer", status=422, field=name)
+    return value
+
+
+async def open_season(request: Request) -> Response:
+    league = _league(request)
+    user = await league.authenticate(request.headers.get("authorization"))
+    body = await _json_body(request)
+    season = await league.open_season(user, _body_str(body, "name"))
+    return JSONResponse(season.to_dict(), status_code=201)
+
+
+async def close_season(request: Request) -> Response:
+    league = _league(request)
+    user = await league.authenticate(request.headers.get("authorization"))
+    return JSONResponse((await league.close_season(user)).to_dict())
+
+
+async def finals_list(request: Request) -> Response:
+    season = request.query_params.get("season") or None
+    return JSONResponse({"items": await _league(request).finals(season)})
+
+
+async def final(request: Request) -> Response:
+    return JSONResponse(await _league(request).final(_path_int(request, "final_id")))
+
+
+async def start_final(request: Request) -> Response:
+    league = _league(request)
+    user = await league.authenticate(request.headers.get("authorization"))
+    body = await _json_body(request)
+    started = await league.start_final(
+        user,
+        season=_body_str(body, "season"),
+        variant=_body_str(body, "variant"),
+        top=_body_int(body, "top"),
+        fmt=_body_str(body, "format"),
+        pairs=_body_int(body, "pairs", 1),
+        extra_pairs=_body_int(body, "extra_pairs", 1),
+    )
+    return JSONResponse(started, status_code=201)
+
+
+async def stop_final(request: Request) -> Response:
+    league = _league(request)
+    user = await league.authenticate(request.headers.get("authorization"))
+    return JSONResponse(await league.stop_final(user, _path_int(request, "final_id")))
+
+
 async def openapi_json(request: Request) -> Response:
     from arena.league.web.openapi import openapi
 
@@ -309,4 +392,11 @@ def api_routes() -> list[Route]:
         Route(f"{p}/games/{{game_id}}/record", record),
         Route(f"{p}/games/{{game_id}}/logs", logs),
         Route(f"{p}/queue", public(queue)),
+        Route(f"{p}/seasons", seasons_list),
+        Route(f"{p}/seasons", open_season, methods=["POST"]),
+        Route(f"{p}/seasons/close", close_season, methods=["POST"]),
+        Route(f"{p}/finals", finals_list),
+        Route(f"{p}/finals", start_final, methods=["POST"]),
+        Route(f"{p}/finals/{{final_id}}", final),
+        Route(f"{p}/finals/{{final_id}}/stop", stop_final, methods=["POST"]),
     ]

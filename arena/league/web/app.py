@@ -28,6 +28,7 @@ from arena.league.web.live import live_routes
 from arena.league.web.pages import page_routes
 from arena.league.web.play import play_routes
 from arena.league.web.render import render, static_routes
+from arena.league.web.season_pages import season_routes
 from arena.league.web.submit import submit_routes
 from arena.league.web.workers import worker_routes
 
@@ -87,6 +88,7 @@ def create_app(league: League, extra_routes: Sequence[BaseRoute] = ()) -> Starle
             *play_routes(),
             *live_routes(),
             *page_routes(),
+            *season_routes(),
             *extra_routes,
             *static_routes(),
         ],

@@ -564,6 +564,191 @@ PATHS: dict[str, Any] = {
 }
 
 
+# --- seasons and finals (arena/league/seasons.py, arena/league/finals.py) --------------------
+
+_SEASON = _param(
+    "season",
+    "query",
+    _STR,
+    "a season's name: its leaderboard (a closed season's as it stood at its close) or games",
+)
+_FINALIST = _obj({"seed": _INT, "bot": _STR, "version": _INT, "version_id": _INT})
+_SIDE = {"oneOf": [{"type": "null"}, _ref("Finalist")]}
+SCHEMAS.update(
+    {
+        "Season": _obj(
+            {
+                "name": _STR,
+                "state": {"enum": ["open", "closed"]},
+                "opened_at": _STR,
+                "closed_at": _nullable("string"),
+            }
+        ),
+        "Seasons": _obj({"items": {"type": "array", "items": _ref("Season")}}),
+        "Finalist": _FINALIST,
+        "Final": _obj(
+            {
+                "id": _INT,
+                "season": _STR,
+                "variant": _STR,
+                "format": {"enum": ["knockout", "round-robin"]},
+                "pairs": _INT,
+                "extra_pairs": _INT,
+                "state": {"enum": ["running", "finished", "stopped"]},
+                "created_at": _STR,
+                "finished_at": _nullable("string"),
+                "entrants": {"type": "array", "items": _ref("Finalist")},
+                "champion": _SIDE,
+            }
+        ),
+        "Finals": _obj({"items": {"type": "array", "items": _ref("Final")}}),
+        "FinalDetail": {
+            "allOf": [_ref("Final")],
+            "type": "object",
+            "properties": {
+                "games": {
+                    "type": "array",
+                    "items": _obj(
+                        {"id": _INT, "key": _STR, "state": _STR, "winner": _nullable("integer")}
+                    ),
+                },
+                "games_left": _INT,
+                "rounds": {
+                    "type": "array",
+                    "items": {
+                        "type": "array",
+                        "items": _obj(
+                            {
+                                "round": _INT,
+                                "match": _INT,
+                                "sides": {"type": "array", "items": _SIDE},
+                                "bye": _BOOL,
+                                "points": {"type": "array", "items": _NUM},
+                                "pairs": _INT,
+                                "winner": _SIDE,
+                                "decided_by": {"enum": ["", "bye", "points", "seed"]},
+                                "games": {"type": "array", "items": _INT},
+                            }
+                        ),
+                    },
+                },
+                "standings": {
+                    "type": "array",
+                    "items": _obj(
+                        {
+                            "place": _INT,
+                            "points": _NUM,
+                            "games": _INT,
+                            "seed": _INT,
+                            "bot": _STR,
+                            "version": _INT,
+                            "version_id": _INT,
+                        }
+                    ),
+                },
+            },
+            "required": ["games", "games_left"],
+        },
+    }
+)
+PATHS["/api/v1/leaderboard/{variant}"]["get"]["parameters"].append(_SEASON)
+PATHS["/api/v1/leaderboard/{variant}"]["get"]["responses"]["404"] = _err(
+    "field variant: no such variant in this league; field season: no such season"
+)
+PATHS["/api/v1/bots"]["post"]["responses"]["409"] = _err(
+    "the bot is a finalist of a running final: its submissions are frozen until it ends"
+)
+PATHS["/api/v1/games"]["get"]["parameters"].append(_SEASON)
+PATHS["/api/v1/games"]["get"]["responses"]["404"] = _err(
+    "field bot: no such bot; field variant: no such variant; field season: no such season"
+)
+_ADMIN_CONFLICT = (
+    "409",
+    "a season is open already (open), none is open (close), or the name exists",
+)
+PATHS.update(
+    {
+        "/api/v1/seasons": {
+            "get": _op("every season, newest first", "Seasons"),
+            "post": {
+                **_op(
+                    'admin: open season `name` (JSON body {"name": ...}): fresh ratings for'
+                    " every active version; no other season may be open",
+                    "Season",
+                    auth=True,
+                    status="201",
+                    errors=("403", _ADMIN_CONFLICT),
+                ),
+                "requestBody": {
+                    "required": True,
+                    "content": {"application/json": {"schema": _obj({"name": _STR})}},
+                },
+            },
+        },
+        "/api/v1/seasons/close": {
+            "post": _op(
+                "admin: close the open season (its leaderboards are kept; rated games stop)",
+                "Season",
+                auth=True,
+                errors=("403", _ADMIN_CONFLICT),
+            )
+        },
+        "/api/v1/finals": {
+            "get": _op("finals, newest first", "Finals", params=[_SEASON], errors=("404",)),
+            "post": {
+                **_op(
+                    "admin: start a final among a season's top N of a variant (JSON body)",
+                    "FinalDetail",
+                    auth=True,
+                    status="201",
+                    errors=(
+                        "403",
+                        ("404", "field season: no such season; field variant: no such variant"),
+                        ("409", "a final of that season and variant runs, or too few ranked"),
+                    ),
+                ),
+                "requestBody": {
+                    "required": True,
+                    "content": {
+                        "application/json": {
+                            "schema": _obj(
+                                {
+                                    "season": _STR,
+                                    "variant": _STR,
+                                    "top": _INT,
+                                    "format": {"enum": ["knockout", "round-robin"]},
+                                    "pairs": _INT,
+                                    "extra_pairs": _INT,
+                                },
+                                required=["season", "variant", "top", "format"],
+                            )
+                        }
+                    },
+                },
+            },
+        },
+        "/api/v1/finals/{final_id}": {
+            "get": _op(
+                "a final: its finalists, bracket (knockout) or standings (round robin), champion"
+                " and games",
+                "FinalDetail",
+                params=[_param("final_id", "path", _INT, "final id")],
+                errors=("404",),
+            )
+        },
+        "/api/v1/finals/{final_id}/stop": {
+            "post": _op(
+                "admin: stop a running final (its queued games are dropped)",
+                "FinalDetail",
+                params=[_param("final_id", "path", _INT, "final id")],
+                auth=True,
+                errors=("403", "404", "409"),
+            )
+        },
+    }
+)
+
+
 def openapi() -> dict[str, Any]:
     return {
         "openapi": "3.1.0",
