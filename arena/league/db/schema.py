@@ -232,6 +232,8 @@ games = Table(
     # the API's games list, newest first by finish time (migration 0006)
     Index("ix_games_finished_at", "finished_at", "id"),
     Index("ix_games_candidate_test", "candidate_test", "candidate_pair"),
+    # a season's games list (migration 0010)
+    Index("ix_games_season", "season_id", "id"),
 )
 
 
@@ -291,8 +293,6 @@ candidate_tests = Table(
     UniqueConstraint("candidate_id", "variant"),
     Index("ix_candidate_tests_state", "state"),
     Index("ix_candidate_tests_baseline", "baseline_id"),
-    # a season's games list (migration 0010)
-    Index("ix_games_season", "season_id", "id"),
 )
 
 
