@@ -159,7 +159,7 @@ def register(sub: argparse._SubParsersAction) -> None:
     # seasons and finals (arena/cli/league_seasons.py)
     from arena.cli import league_seasons
 
-    league_seasons.register(lsub, _league_dir)
+    league_seasons.register(lsub, _league_dir, _open)
 
     # the client side: upload a bot to a league server (arena/league/client.py, imported when
     # the command runs: `arena --help` imports no arena.league module, see

@@ -10,11 +10,13 @@ import json
 from typing import Any
 
 
-def register(lsub: argparse._SubParsersAction, league_dir: Any) -> None:
-    """Add the `season` and `final` commands; `league_dir` adds the -C/--league option."""
+def register(lsub: argparse._SubParsersAction, league_dir: Any, opener: Any) -> None:
+    """Add the `season` and `final` commands; `league_dir` adds the -C/--league option, and
+    `opener` opens a league directory (arena/cli/league.py's, passed in rather than imported
+    back, so that the two modules do not import each other)."""
     s = lsub.add_parser("season", help="operator: open, close and list seasons")
     ssub = s.add_subparsers(dest="season_command", metavar="ACTION")
-    s.set_defaults(func=lambda args: (s.print_help(), 2)[1])
+    s.set_defaults(func=lambda args: (s.print_help(), 2)[1], open_league=opener)
     so = ssub.add_parser(
         "open", help="open season NAME: fresh ratings for every active version (none may be open)"
     )
@@ -32,7 +34,7 @@ def register(lsub: argparse._SubParsersAction, league_dir: Any) -> None:
 
     f = lsub.add_parser("final", help="operator: a final among a season's best (start, status)")
     fsub = f.add_subparsers(dest="final_command", metavar="ACTION")
-    f.set_defaults(func=lambda args: (f.print_help(), 2)[1])
+    f.set_defaults(func=lambda args: (f.print_help(), 2)[1], open_league=opener)
     fs = fsub.add_parser(
         "start", help="start a final among the season's top N of each variant (or one variant)"
     )
@@ -63,14 +65,8 @@ def register(lsub: argparse._SubParsersAction, league_dir: Any) -> None:
     fp.set_defaults(func=cmd_final_stop)
 
 
-def _open(directory: str) -> Any:
-    from arena.cli.league import _open as open_league
-
-    return open_league(directory)
-
-
 def cmd_season_open(args: argparse.Namespace) -> int:
-    league = _open(args.league)
+    league = args.open_league(args.league)
     try:
         s = league.open_season_sync(args.name)
     finally:
@@ -80,7 +76,7 @@ def cmd_season_open(args: argparse.Namespace) -> int:
 
 
 def cmd_season_close(args: argparse.Namespace) -> int:
-    league = _open(args.league)
+    league = args.open_league(args.league)
     try:
         s = league.close_season_sync()
     finally:
@@ -90,9 +86,9 @@ def cmd_season_close(args: argparse.Namespace) -> int:
 
 
 def cmd_season_list(args: argparse.Namespace) -> int:
-    from arena.league import seasons
+    from arena.league.db import seasons
 
-    league = _open(args.league)
+    league = args.open_league(args.league)
     try:
         found = league.read_sync(seasons.all_seasons)
     finally:
@@ -104,7 +100,7 @@ def cmd_season_list(args: argparse.Namespace) -> int:
 
 
 def cmd_final_start(args: argparse.Namespace) -> int:
-    league = _open(args.league)
+    league = args.open_league(args.league)
     try:
         variants = [args.variant] if args.variant else league.variants
         started = [
@@ -127,7 +123,7 @@ def cmd_final_start(args: argparse.Namespace) -> int:
 
 
 def cmd_final_status(args: argparse.Namespace) -> int:
-    league = _open(args.league)
+    league = args.open_league(args.league)
     try:
         if args.final_id is None:
             import trio
@@ -186,7 +182,7 @@ def final_lines(f: dict[str, Any]) -> list[str]:
 
 
 def cmd_final_stop(args: argparse.Namespace) -> int:
-    league = _open(args.league)
+    league = args.open_league(args.league)
     try:
         league.stop_final_sync(args.final_id)
     finally:

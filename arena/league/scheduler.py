@@ -23,10 +23,9 @@ from collections.abc import Callable
 
 import trio
 
-from arena.league import seasons
 from arena.league.backoff import Backoff
 from arena.league.candidates import CandidateSource
-from arena.league.db import fleet, ledger, schema
+from arena.league.db import fleet, ledger, schema, seasons
 from arena.league.db.database import Database, QueryError
 from arena.league.executors.base import GameJob, JobSource, Outcome, job_from_claim
 from arena.league.matchmaking import Pairing, plan_game

@@ -198,7 +198,7 @@ async def _refit_official(league: League) -> None:
         await trio.sleep(league.settings.official_every)
 
 
-#: seconds between looks at the running finals (arena/league/finals.py)
+#: seconds between looks at the running finals (arena/league/db/finals.py)
 FINALS_EVERY = 1.0
 
 

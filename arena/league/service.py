@@ -32,7 +32,7 @@ from typing import Any, TypeVar
 
 import trio
 
-from arena.league import candidates, finals, privacy, seasons
+from arena.league import candidates, privacy
 from arena.league.archives import (
     ArchiveCaps,
     BlobStore,
@@ -40,7 +40,7 @@ from arena.league.archives import (
     pack_bot_dir,
     unpack_archive,
 )
-from arena.league.db import fleet, ledger, roster, schema, verdicts, views
+from arena.league.db import finals, fleet, ledger, roster, schema, seasons, verdicts, views
 from arena.league.db.database import Database
 from arena.league.db.roster import User, Version
 from arena.league.errors import LeagueError
@@ -303,7 +303,7 @@ class League:
             include_retired=include_retired,
         )
 
-    # --- seasons (arena/league/seasons.py) ----------------------------------------------------
+    # --- seasons (arena/league/db/seasons.py) ----------------------------------------------------
 
     async def season(self, name: str) -> seasons.Season:
         found = await self.read(seasons.by_name, name)
@@ -334,7 +334,7 @@ class League:
         self.cache.changed()
         return done
 
-    # --- finals (arena/league/finals.py) ------------------------------------------------------
+    # --- finals (arena/league/db/finals.py) ------------------------------------------------------
 
     def _final_summaries(self, conn: Any, season: str | None) -> list[dict[str, Any]]:
         names = {s.id: s.name for s in seasons.all_seasons(conn)}
@@ -893,7 +893,7 @@ class League:
     def refit_official_sync(self) -> None:
         """Refit the Bradley-Terry table of every variant from the open season's rated games
         (all of them in a league without seasons; nothing between seasons: the closed
-        season's table is kept with it, arena/league/seasons.py)."""
+        season's table is kept with it, arena/league/db/seasons.py)."""
         with self.db.read() as conn:
             season = seasons.current(conn)
             if season is None and seasons.all_seasons(conn):

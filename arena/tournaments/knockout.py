@@ -3,7 +3,7 @@
 Pure (no I/O, no clock, no randomness): the whole state of a bracket is a function of the
 entrants' number, the rules and the games recorded so far. That is what makes a knockout
 resumable anywhere it is played: the local runner (arena/tournaments/runner.py) and the league's
-finals (arena/league/finals.py) never keep a bracket in memory between games; they derive it
+finals (arena/league/db/finals.py) never keep a bracket in memory between games; they derive it
 from their recorded games each time and play the games it says are wanted.
 
 Conventions:

@@ -1,7 +1,7 @@
 """Seasons and finals in the league's database, on SQLite and PostgreSQL: open and close, fresh
 ratings, a closed season kept whole, a game in flight across a close (recorded once, in its
 own season, unrated), the migration of an existing league into its first season, and a final's
-bracket derived from its recorded games only (arena/league/seasons.py, arena/league/finals.py).
+bracket derived from its recorded games only (arena/league/db/seasons.py, db/finals.py).
 """
 
 from __future__ import annotations
@@ -9,8 +9,8 @@ from __future__ import annotations
 import pytest
 import sqlalchemy as sa
 
-from arena.league import finals, migrations, seasons
-from arena.league.db import ledger, schema, views
+from arena.league import migrations
+from arena.league.db import finals, ledger, schema, seasons, views
 from arena.league.errors import LeagueError
 from arena.league.ratings import MU0, SIGMA0
 from arena.league.settings import settings_from_dict

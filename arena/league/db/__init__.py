@@ -11,6 +11,8 @@ One module per idea, each importing only those above it:
   matchmaking reads; its docstring states the exactly-once rule;
 - `roster`: users, tokens and login sessions; bots, their versions and their states;
 - `views`: the read models the pages and the API share;
+- `seasons`: open and close seasons, the ratings kept at a close, which season a game counts
+  in; `finals`: a season's final among its best, its state derived from its recorded games;
 - `fleet`: the workers, their heartbeats, attempts and host stalls, and the facts the server
   publishes to them (`meta`);
 - `mailbox`: a local tournament's archives and outcomes, between its runner and the workers.

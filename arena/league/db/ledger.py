@@ -76,7 +76,7 @@ class NewGame:
     #: a candidate test's game: the test and the game pair (db/verdicts.py)
     candidate_test: int | None = None
     candidate_pair: int | None = None
-    #: the game's season (arena/league/seasons.py); None: the season open now, if any
+    #: the game's season (arena/league/db/seasons.py); None: the season open now, if any
     season_id: int | None = None
 
 
@@ -326,7 +326,7 @@ _FINISH = (
         score1=_p("p_score1"),
         turns=_p("p_turns"),
         duration=_p("p_duration"),
-        # rated only in its own season while that is open (arena/league/seasons.py), or in
+        # rated only in its own season while that is open (arena/league/db/seasons.py), or in
         # a league that never had a season
         rated=sa.case(
             (

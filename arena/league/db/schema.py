@@ -108,7 +108,7 @@ class GameKind(StrEnum):
     #: a game of a candidate test (arena/league/candidates.py): a new version against its
     #: bot's previous one for the verdict, unrated, recorded like any other
     CANDIDATE = "candidate"
-    #: a game of a season's final (arena/league/finals.py): queued like a ladder game, never
+    #: a game of a season's final (arena/league/db/finals.py): queued like a ladder game, never
     #: rated
     FINAL = "final"
 
@@ -224,7 +224,7 @@ games = Table(
     # a candidate test's game (GameKind.CANDIDATE): its test and its game pair (migration 0009)
     Column("candidate_test", Integer, ForeignKey("candidate_tests.id")),
     Column("candidate_pair", Integer),
-    # the season the game was made in (arena/league/seasons.py; migration 0010): it is rated
+    # the season the game was made in (arena/league/db/seasons.py; migration 0010): it is rated
     # only while that season is open; NULL in a league that never had a season
     Column("season_id", Integer),
     Index("ix_games_state_priority", "state", "priority", "id"),
@@ -450,7 +450,7 @@ class SeasonState(StrEnum):
     CLOSED = "closed"
 
 
-# Seasons (arena/league/seasons.py, migration 0010): the open season's ratings are the `ratings`
+# Seasons (arena/league/db/seasons.py, migration 0010): the open season's ratings are the `ratings`
 # table; a closed season's are kept in `season_ratings`, copied at its close.
 seasons = Table(
     "seasons",
@@ -495,7 +495,7 @@ class FinalState(StrEnum):
     STOPPED = "stopped"
 
 
-# Finals (arena/league/finals.py, migration 0010): the finalists are fixed at the start (version
+# Finals (arena/league/db/finals.py, migration 0010): the finalists are fixed at the start (version
 # ids in seed order); everything else, the bracket included, is derived from the final's games
 # (kind `final`, schedule_key `final/<id>/...`).
 finals = Table(

@@ -371,7 +371,7 @@ def list_games(
     league client's filters (`arena league games`, `download --since`)."""
     order = (games.c.finished_at.desc(), games.c.id.desc()) if by_finish else (games.c.id.desc(),)
     q = _games_select().where(games.c.state.in_(list(states)))
-    if season_id is not None:  # one season's games (arena/league/seasons.py)
+    if season_id is not None:  # one season's games (arena/league/db/seasons.py)
         q = q.where(games.c.season_id == season_id)
     if before is not None:
         q = q.where(games.c.id < before)

@@ -292,7 +292,7 @@ def _too_large(cap: int) -> LeagueError:
     )
 
 
-# --- seasons and finals (arena/league/seasons.py, arena/league/finals.py) ---------------------
+# --- seasons and finals (arena/league/db/seasons.py, db/finals.py) ------------------------------
 
 
 async def seasons_list(request: Request) -> Response:

@@ -564,7 +564,7 @@ PATHS: dict[str, Any] = {
 }
 
 
-# --- seasons and finals (arena/league/seasons.py, arena/league/finals.py) --------------------
+# --- seasons and finals (arena/league/db/seasons.py, db/finals.py) ------------------------------
 
 _SEASON = _param(
     "season",

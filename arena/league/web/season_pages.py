@@ -1,5 +1,5 @@
 """The seasons' pages: every season, one season's leaderboards and games, and the admin page
-that opens and closes seasons (arena/league/seasons.py).
+that opens and closes seasons (arena/league/db/seasons.py).
 
 A closed season is browsable as it stood at its close: its leaderboards are the ratings kept
 then, its games list holds every game made in it (including one that finished after the close,
@@ -17,8 +17,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
-from arena.league import seasons
-from arena.league.db import schema, views
+from arena.league.db import schema, seasons, views
 from arena.league.errors import LeagueError
 from arena.league.service import League
 from arena.league.web.auth import current_user, require_user

@@ -1,6 +1,6 @@
 """Seasons and finals (issue 22, items 3 and 4): a `seasons` table (one open at a time), each
 game's season (`games.season_id`), a closed season's ratings kept in `season_ratings`, and the
-`finals` played among a season's best (arena/league/seasons.py, arena/league/finals.py).
+`finals` played among a season's best (arena/league/db/seasons.py, arena/league/db/finals.py).
 
 A league that existed before seasons goes on in a first season, named "1" and open, that holds
 every game played so far; its ratings are the live `ratings` table, untouched. A new league

@@ -9,7 +9,7 @@ The policy, and why:
   finalist's bot is refused (409, naming the final) until the final ends or an admin stops it,
   so nobody can swap a bot out under a bracket (other bots submit as usual). The finals are
   meant for the time between seasons, when the ladder plays no rated games
-  (arena/league/seasons.py), but may run beside an open season's ladder.
+  (arena/league/db/seasons.py), but may run beside an open season's ladder.
 - Final games are ordinary game rows (kind `final`, never rated) queued at a higher priority
   than the ladder's, so the same executors claim them first: the server's referee slots, or
   with `--no-local-games` the workers, whose queue executor defers a job for any queued game
@@ -41,8 +41,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
-from arena.league import seasons
-from arena.league.db import ledger
+from arena.league.db import ledger, seasons
 from arena.league.db.schema import (
     FinalState,
     GameKind,

@@ -16,7 +16,7 @@ The policy, and why:
   season's row, `open_for_recording`), and every later recording sees the season closed: the
   copy holds exactly the games rated in the season. SQLite has one writer at a time anyway.
 - While no season is open the ladder makes no rated games (the scheduler asks `ladder_open`):
-  the time between seasons is the finals' (arena/league/finals.py). A league that never had a
+  the time between seasons is the finals' (arena/league/db/finals.py). A league that never had a
   season (a database made without migrations) plays on as before, its games unseasoned.
 - Opening a season starts fresh ratings from the versions active now: every active version's
   rating rows go back to the prior (mu 25, sigma 25/3, no games), so each re-enters placement;
@@ -51,6 +51,7 @@ from arena.league.db.schema import (
     versions,
 )
 from arena.league.errors import LeagueError
+from arena.league.ranks import RankTable
 from arena.league.ratings import MU0, SIGMA0
 from arena.referee.outcome import now_iso
 
@@ -246,7 +247,17 @@ def kept_leaderboard(
         .order_by(r.score.desc(), r.version_id)
         .limit(limit)
         .offset(offset)
-    )
+    ).all()
+    # the 95% interval of each true place, among the versions this table ranks, from the
+    # ratings as kept at the close (arena/league/ranks.py, as the live leaderboard)
+    table = conn.execute(
+        sa.select(r.version_id, r.mu, r.sigma).where(
+            r.season_id == season_id, r.variant == variant, r.state.in_(states)
+        )
+    ).all()
+    where = {vid: i for i, (vid, _, _) in enumerate(table)}
+    ranked = RankTable([(mu, sigma) for _, mu, sigma in table])
+    places = {x.version_id: ranked.interval(where[x.version_id]) for x in rows}
     return [
         {
             "rank": offset + i + 1,
@@ -266,6 +277,8 @@ def kept_leaderboard(
             "elo": None if x.elo is None else round(x.elo, 1),
             "elo_ci95": None if x.ci95 is None else round(x.ci95, 1),
             "last_game_at": x.last_game_at,
+            "rank_low": places[x.version_id].low,
+            "rank_high": places[x.version_id].high,
         }
         for i, x in enumerate(rows)
     ]
