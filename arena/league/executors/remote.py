@@ -63,8 +63,8 @@ class QueueExecutor(Executor):
         self.poll = poll
         self.app = queue.deferrer()
         self.enqueued = 0
-        #: the finished games' total as the last look read it (None: not read yet)
-        self.finished: int | None = None
+        #: the finished games' total as the last look read it
+        self.finished = 0
         self.headroom = HEADROOM
         #: the last fill reached its target (not stopped for want of a pairing)
         self._filled = False
@@ -85,18 +85,19 @@ class QueueExecutor(Executor):
     ) -> None:
         if not isinstance(source, Scheduler):
             raise TypeError("the queue executor plans games with the league's Scheduler")
-        await trio.to_thread.run_sync(self._publish, source.db)
+        # the finished total as the executor starts: what the workers record from then on is
+        # told (it is read before `started`, so nothing recorded after the start is missed)
+        seen = await trio.to_thread.run_sync(self._publish, source.db)
         task_status.started()
-        seen = None
         while True:
             await trio.to_thread.run_sync(self.fill, source)
             if self.finished != seen:  # the workers recorded something since the last look
-                if seen is not None:
-                    source.on_recorded()
+                source.on_recorded()
                 seen = self.finished
             await trio.sleep(self.poll)
 
-    def _publish(self, db: Database) -> None:
+    def _publish(self, db: Database) -> int:
+        """Blocking: publish what workers need to know; the finished games' total now."""
         with db.write() as conn:
             fleet.worker_secret(conn)
             fleet.set_meta(conn, "stalled_after", str(self.stalled_after))
@@ -104,6 +105,8 @@ class QueueExecutor(Executor):
             fleet.set_meta(conn, fleet.OVERSUBSCRIBE, str(self.settings.oversubscribe).lower())
             if self.public_url:
                 fleet.set_meta(conn, fleet.SERVER_URL, self.public_url)
+            self.finished = views.counts(conn).get(schema.GameState.FINISHED, 0)
+        return self.finished
 
     def fill(self, scheduler: Scheduler) -> int:
         """Blocking: re-defer orphaned games, then create and defer new ones up to the target;
