@@ -52,7 +52,7 @@ checkout, e.g. `git clone https://github.com/Disservin/fastchess && make -C fast
 committed here.
 
 Arguments: --rounds (interleaved rounds, 3), --long-games (363-turn games per arena run of
-figures 2 and 4, 6), --short-games (games per arena run of figure 3, 120; fastchess plays four
+figures 2 and 4, 40), --short-games (games per arena run of figure 3, 600; fastchess plays four
 times as many), --fc-rounds (fastchess rounds of 2 games for figures 1 and 2, 20), --sections
 (a comma-separated subset of per-turn,two,short,record,startup). The defaults take about
 2-3 minutes on a quiet 2-core machine.
@@ -580,8 +580,8 @@ def startup_section(args: Any, fc: Fastchess, exe: Path, tmp: Path, table: Table
 def main() -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--rounds", type=int, default=3)
-    ap.add_argument("--long-games", type=int, default=6)
-    ap.add_argument("--short-games", type=int, default=120)
+    ap.add_argument("--long-games", type=int, default=40)
+    ap.add_argument("--short-games", type=int, default=600)
     ap.add_argument("--fc-rounds", type=int, default=20)
     ap.add_argument("--sections", default="per-turn,two,short,record,startup")
     args = ap.parse_args()
