@@ -62,6 +62,7 @@ from __future__ import annotations
 
 import argparse
 import datetime as dt
+import itertools
 import os
 import statistics
 import subprocess
@@ -149,7 +150,7 @@ class Fastchess:
         with subprocess.Popen(
             argv,
             stdout=subprocess.PIPE,
-            preexec_fn=pin,  # noqa: PLW1509 (a pinned child: the benchmark has no threads)
+            preexec_fn=pin,  # a pinned child: the benchmark has no threads
         ) as proc:
             assert proc.stdout is not None
             for line in proc.stdout:
@@ -296,7 +297,7 @@ def record_latencies(results: Path, timer: Timer) -> tuple[list[float], list[flo
         games.append((start + rec["turns"][0]["t"], start + rec["turns"][-1]["t"], gid))
     games.sort()
     latency = [timer.committed[gid] - last for _, last, gid in games]
-    gaps = [b[0] - a[1] for a, b in zip(games, games[1:], strict=False)]
+    gaps = [b[0] - a[1] for a, b in itertools.pairwise(games)]
     return latency, gaps
 
 
@@ -546,11 +547,11 @@ def startup_section(args: Any, fc: Fastchess, exe: Path, tmp: Path, table: Table
             return [json.loads(record.read_text())]
 
         arena = [sys.executable, "-m", "arena"]
+        match_options = ["-o", "size=19", "-o", "max_turns=4", "--record", str(record)]
         runs = {
             "tournament": ([*arena, "tournament", "run", str(toml)], from_results),
             "match": (
-                [*arena, "match", "wrigglers", str(bot), str(bot), "-o", "size=19"]
-                + ["-o", "max_turns=4", "--record", str(record)],
+                [*arena, "match", "wrigglers", str(bot), str(bot), *match_options],
                 from_file,
             ),
         }
