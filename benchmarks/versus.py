@@ -34,15 +34,19 @@ games are done once a second, which quantises its run time to seconds).
    per game. The arena's runs are `run_tournament` in this process (its slots play in
    referee worker processes); fastchess's are whole processes.
 4. a game's record, from the last turn to the stored result, for 363-turn and 4-turn games
-   (from the concurrency-1 runs of 2 and 3): the runner's commit time minus the last turn's
-   time (the record's `started_at` plus the turn's `t`; `started_at` has millisecond
-   precision, so each figure is +-1 ms); and whether it is on the slot's critical path: the
-   gap between a game's last turn and the next game's first turn in the same slot, against
-   that. Also, in this process for precision: the 363-turn record built (`to_dict`), encoded as
-   the worker sends it, compressed as the league stores it (zlib 6) and committed to a
-   results file (`Store.record_games`), each in microseconds.
+   (from the concurrency-1 runs of 2 and 3), in two parts each timed on one clock: the
+   worker's, from the last turn to the record's end (its `duration` less the last turn's
+   `t`), and the runner's, from reading the record off the worker's pipe to its commit (the
+   benchmark wraps `ProcessPlayer.receive` to note the first); between the two, the record's
+   encoding in the worker, the pipe and the runner's decoding, timed apart in this process
+   with the 363-turn record built (`to_dict`), encoded as the worker sends it, decoded as the
+   runner reads it, compressed as the league stores it (zlib 6) and committed to a results
+   file (`Store.record_games`). And whether the runner's part is on the slot's critical path:
+   the gap between a game's last turn and the next game's first turn in the same slot (+-1
+   ms: from the records' `started_at`, to the millisecond), against it.
 5. start-up before the first game: from starting the command to the first move request
-   reaching a bot (the bot stamps CLOCK_MONOTONIC, INSTANT_STAMP): `arena tournament run`
+   reaching a bot (the bots stamp CLOCK_MONOTONIC: the arena's on its stderr, which the
+   record keeps, fastchess's engine in the file INSTANT_STAMP names): `arena tournament run`
    (concurrency 1, reuse) and `arena match`, against fastchess's first `go`.
 
 Without FASTCHESS (or with a path that does not run) the fastchess columns are empty and the
@@ -237,10 +241,13 @@ class Timer(Progress):
     def __init__(self) -> None:
         self.committed: dict[str, float] = {}
         self.ends: list[float] = []
+        self.ends_by_id: dict[str, float] = {}
+        self.received: dict[str, float] = {}  # see RECEIVED
 
     def game_finished(self, row: GameRow) -> None:
         self.committed[row.game_id] = time.time()
         self.ends.append(time.perf_counter())
+        self.ends_by_id[row.game_id] = self.ends[-1]
 
 
 def tournament(
@@ -272,8 +279,11 @@ def tournament(
         base_dir=REPO,
     )
     timer = Timer()
+    _note_receipts()
+    RECEIVED.clear()  # game ids repeat from run to run
     t = time.perf_counter()
     outcome = trio.run(lambda: run_tournament(config, progress=timer))
+    timer.received = dict(RECEIVED)
     elapsed = time.perf_counter() - t
     assert outcome.status == "complete", outcome
     return elapsed, results, timer
@@ -283,22 +293,48 @@ def _wall(iso: str) -> float:
     return dt.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
 
 
-def record_latencies(results: Path, timer: Timer) -> tuple[list[float], list[float]]:
-    """Per game: seconds from its last turn to its commit; per slot's consecutive games:
-    seconds from a game's last turn to the next game's first turn (concurrency 1)."""
+#: when this process (the runner) read each game's record from its worker (perf_counter), by
+#: game id: `ProcessPlayer.receive` is wrapped to note it (figure 4)
+RECEIVED: dict[str, float] = {}
+
+
+def _note_receipts() -> None:
+    from arena.workers.players import ProcessPlayer
+
+    receive = ProcessPlayer.receive
+    if getattr(receive, "noted", False):
+        return
+
+    async def noted(self: ProcessPlayer) -> dict[str, Any]:
+        reply = await receive(self)
+        if reply.get("type") == "record":
+            RECEIVED[reply["game_id"]] = time.perf_counter()
+        return reply
+
+    noted.noted = True  # type: ignore[attr-defined]
+    ProcessPlayer.receive = noted  # type: ignore[method-assign]
+
+
+def record_latencies(results: Path, timer: Timer) -> dict[str, list[float]]:
+    """Per game, seconds: from its last turn to its record's end (the worker's own clock,
+    `duration` less the last turn's `t`), from the runner's reading of the record to its
+    commit (this process's clock), and per slot's consecutive games, from a game's last turn
+    to the next game's first turn (concurrency 1; +-1 ms: `started_at` is to the ms)."""
     import json
 
     with Store(results) as store:
         rows = store.db.execute("SELECT game_id, record FROM games").fetchall()
     games = []
+    out: dict[str, list[float]] = {"worker": [], "runner": [], "gap": []}
     for gid, text in rows:
         rec = json.loads(text)
         start = _wall(rec["started_at"])
         games.append((start + rec["turns"][0]["t"], start + rec["turns"][-1]["t"], gid))
+        out["worker"].append(rec["duration"] - rec["turns"][-1]["t"])
+        out["runner"].append(timer.ends_by_id[gid] - timer.received[gid])
     games.sort()
-    latency = [timer.committed[gid] - last for _, last, gid in games]
-    gaps = [b[0] - a[1] for a, b in itertools.pairwise(games)]
-    return latency, gaps
+    out["gap"] = [b[0] - a[1] for a, b in itertools.pairwise(games)]
+    return out
 
 
 def record_pieces(exe: Path, tmp: Path) -> dict[str, float]:
@@ -499,21 +535,22 @@ def short_section(args: Any, fc: Fastchess, exe: Path, tmp: Path, table: Table, 
 
 def record_section(exe: Path, tmp: Path, table: Table, keep: dict) -> None:
     for kind, turns in (("long", 363), ("short", 4)):
-        latency: list[float] = []
-        gaps: list[float] = []
+        parts: dict[str, list[float]] = {}
         for results, timer in keep.get(kind, []):
-            lat, gap = record_latencies(results, timer)
-            latency += lat
-            gaps += gap
-        if not latency:
+            for k, v in record_latencies(results, timer).items():
+                parts.setdefault(k, []).extend(v)
+        if not parts:
             continue
-        lat, gap = med(latency), med(gaps)
+        m = {k: med(v) for k, v in parts.items()}
+        both = m["worker"] + m["runner"]
         table.add(
             f"a game's record, last turn to stored result ({turns} turns, concurrency 1)",
-            f"{1000 * lat:.1f} ms (+-1 ms; p90 "
-            f"{1000 * sorted(latency)[int(0.9 * len(latency))]:.1f} ms); the slot's next game's "
-            f"first turn {1000 * gap:.1f} ms after the last turn: "
-            + ("on the critical path" if gap >= lat else "off the critical path"),
+            f"{1000 * both:.2f} ms = the worker's {1000 * m['worker']:.2f} ms (last turn to "
+            f"the record's end) + the runner's {1000 * m['runner']:.2f} ms (record read to "
+            f"committed); between them the record's encoding, write and read (below); the "
+            f"slot's next game's first turn came {1000 * m['gap']:.1f} ms (+-1) after the last "
+            f"turn: the runner's part is "
+            + ("on the critical path" if m["gap"] >= both else "off the critical path"),
         )
     pieces = record_pieces(exe, tmp)
     table.add(

@@ -56,10 +56,7 @@ from arena.workers.wire import void_of
 
 #: games a slot keeps sent to its worker process: the one in play and the next
 PLAY_AHEAD = 2
-#: seconds a finished game waits for others to share its commit (a group commit: a commit
-#: costs a trip to a thread and back, more than the rest of a short game's handling here)
-COMMIT_WINDOW = 0.005
-#: games in one commit at most (the commit then starts without waiting out the window)
+#: games in one commit at most
 COMMIT_MAX = 64
 
 #: opens the player every slot shares when the games are played elsewhere, given the config,
@@ -192,9 +189,6 @@ class _Run:
         #: finished games waiting for the next commit, and whether a commit task runs
         self.finished: list[tuple[ScheduledGame, FinishedGame]] = []
         self.committing = False
-        #: set when COMMIT_MAX games wait, or the last game has finished: the commit need
-        #: not wait out its window
-        self.batch_full = trio.Event()
         #: games of this run not finished (nor given up) yet
         self.remaining = 0
         #: the player every slot shares when the games are played elsewhere (the league's
@@ -392,8 +386,6 @@ class _Run:
         )
         self.finished.append((sg, finished))
         self.remaining -= 1
-        if len(self.finished) >= COMMIT_MAX or self.remaining <= 0:
-            self.batch_full.set()  # no reason to wait: full, or no other game to come
         if self.commits is None:
             await self._commit_finished()
         elif not self.committing:
@@ -406,8 +398,6 @@ class _Run:
     def _give_up(self, sg: ScheduledGame) -> None:
         self.unplayable.append(sg.game_id)
         self.remaining -= 1
-        if self.remaining <= 0:
-            self.batch_full.set()
         self.progress.message(
             f"unplayable: {sg.game_id} voided {self.config.max_attempts} times in this run"
         )
@@ -415,19 +405,18 @@ class _Run:
     async def _commit_finished(self) -> None:
         """Record the finished games; only then does each count (played, progress, SPRT).
 
-        A group commit: one transaction holds every game that finished within COMMIT_WINDOW
-        of the first, or while the previous transaction was being written, so games that
-        finish faster than single commits could keep up share them. Shielded: once a game
-        has finished, stopping the run must not lose it; a game that finished but is not
+        A group commit: a game is committed at once when no commit is being written, and the
+        games that finish while one is share the next transaction (up to COMMIT_MAX), so
+        games that finish faster than single commits could keep up share them, and none
+        waits for company (a window for that, 5 ms, was most of a game's time from its last
+        turn to its stored result: benchmarks/versus.py). Shielded: once a game has
+        finished, stopping the run must not lose it; a game that finished but is not
         committed when the process dies is not in the file, so the next run plays it again."""
         try:
             with trio.CancelScope(shield=True):
                 while self.finished:
-                    if len(self.finished) < COMMIT_MAX and self.remaining > 0:
-                        self.batch_full = trio.Event()
-                        with trio.move_on_after(COMMIT_WINDOW):
-                            await self.batch_full.wait()
-                    batch, self.finished = self.finished, []
+                    batch = self.finished[:COMMIT_MAX]
+                    self.finished = self.finished[COMMIT_MAX:]
                     try:
                         await self.store.call("record_games", [g for _, g in batch], self.run_id)
                     except StoreError as e:
