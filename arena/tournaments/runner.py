@@ -29,7 +29,7 @@ import os
 import signal
 import sqlite3
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,7 +51,8 @@ from arena.tournaments.sprt import SprtState
 from arena.tournaments.stopping import SprtRule
 from arena.tournaments.store import AsyncStore, FinishedGame, GameRow, Store, StoreError
 from arena.workers.players import InlinePlayer, Player, ProcessPlayer
-from arena.workers.process import WorkerDied
+from arena.workers.prelaunch import Prelaunched, slot_cores
+from arena.workers.process import WorkerDied, WorkerProcess
 from arena.workers.wire import void_of
 
 #: games a slot keeps sent to its worker process: the one in play and the next
@@ -99,13 +100,6 @@ def load_bot_specs(config: TournamentConfig) -> list[Any]:
         seen[spec.name] = i
         specs.append(spec)
     return specs
-
-
-def _cores() -> list[int]:
-    try:
-        return sorted(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return list(range(os.cpu_count() or 1))
 
 
 def row_from_record(sg: ScheduledGame, record: Mapping[str, Any], attempt: int) -> GameRow:
@@ -194,6 +188,9 @@ class _Run:
         #: the player every slot shares when the games are played elsewhere (the league's
         #: workers, for `config.database`: `play_elsewhere`)
         self.shared: Player | None = None
+        #: worker processes launched at the run's start, with the core of their slot (None:
+        #: not pinned), one taken by each slot's player (see `launch_workers`)
+        self.launched: list[tuple[int | None, WorkerProcess]] = []
 
     async def opening(self, sg: ScheduledGame) -> tuple[tuple[str, ...], ...]:
         """The game pair's opening: the one its other game was recorded with, if it was
@@ -224,12 +221,16 @@ class _Run:
         return self.openings[key]
 
     def player(self, core: int | None) -> Player:
-        """A slot's player: the shared one, or one of the slot's own."""
+        """A slot's player: the shared one, or one of the slot's own (with a worker process
+        launched ahead for it, if one is left: `launch_workers`)."""
         if self.shared is not None:
             return self.shared
         if self.play_match is not None:
             return InlinePlayer(self.specs, self.play_match)
-        return ProcessPlayer(self.bots_payload, core, self.game_names)
+        launched = next((w for c, w in self.launched if c == core), None)
+        if launched is not None:
+            self.launched.remove((core, launched))
+        return ProcessPlayer(self.bots_payload, core, self.game_names, launched)
 
     async def slot(self, games: trio.MemoryReceiveChannel[ScheduledGame], core: int | None) -> None:
         """One unit of concurrency: plays one game at a time, through its player."""
@@ -470,6 +471,7 @@ async def run_tournament(
     play_match: Callable[..., Awaitable[Any]] | None = None,
     drop_broken: bool = False,
     play_elsewhere: PlayElsewhere | None = None,
+    prelaunched: Sequence[Prelaunched] = (),
 ) -> RunOutcome:
     """Play every game of the schedule that the results file does not hold yet.
 
@@ -487,6 +489,10 @@ async def run_tournament(
     A config with a `database` is played elsewhere: `play_elsewhere` opens the player every
     slot shares (cli/tournament.py passes the league's queue, arena/league/tourjobs.py
     `queue_player`), once there are games to play; the results file stays here.
+
+    `prelaunched`: the slots' worker processes, started before trio ran (`arena tournament
+    run`: arena/workers/prelaunch.py); the run takes them over and closes them. Otherwise
+    the run launches its own first thing (`launch_workers`).
     """
     progress = progress or Progress()
     if (config.database is None) != (play_elsewhere is None):
@@ -497,6 +503,40 @@ async def run_tournament(
             insist=config.oversubscribe,
             way_out="pass --force (or set oversubscribe = true in the config)",
         )
+    launched: list[tuple[int | None, WorkerProcess]] = []
+    for pre in prelaunched:
+        pre.adopted = True
+        launched.append((pre.core, WorkerProcess.adopt(pre.popen)))
+    if not prelaunched and play_elsewhere is None and play_match is None:
+        launched = await launch_workers(config)
+    try:
+        return await _run(
+            config,
+            progress,
+            handle_signals,
+            stop,
+            play_match,
+            drop_broken,
+            play_elsewhere,
+            launched,
+        )
+    finally:
+        with trio.CancelScope(shield=True):
+            for _, worker in launched:  # the ones no slot took
+                await worker.close()
+
+
+async def _run(
+    config: TournamentConfig,
+    progress: Progress,
+    handle_signals: bool,
+    stop: trio.Event | None,
+    play_match: Callable[..., Awaitable[Any]] | None,
+    drop_broken: bool,
+    play_elsewhere: PlayElsewhere | None,
+    launched: list[tuple[int | None, WorkerProcess]],
+) -> RunOutcome:
+    """`run_tournament` once its worker processes are launched."""
     specs = await trio.to_thread.run_sync(load_bot_specs, config)
     broken = await check_bots(specs, config.isolation)
     if broken and not drop_broken:
@@ -551,6 +591,7 @@ async def run_tournament(
         void_counts = await astore.call("void_counts")
         rows = await astore.call("games")
         run = _Run(config, specs, astore, 0, progress, void_counts, play_match)
+        run.launched = launched  # the slots take theirs from the caller's list
         if play_elsewhere is not None and pending:
             opened = play_elsewhere(config, specs, run.bots_payload)
             run.shared = await elsewhere.enter_async_context(opened)
@@ -602,6 +643,24 @@ async def run_tournament(
             await trio.to_thread.run_sync(store.close)
 
 
+async def launch_workers(config: TournamentConfig) -> list[tuple[int | None, WorkerProcess]]:
+    """The referee worker processes of the run's slots, launched before anything else the run
+    does (checking and building the bots, opening the results file, the schedule): each
+    imports the referee and probes the sandbox meanwhile, on another core, so that this is
+    not added to the start-up before the first game (benchmarks/versus.py). Each slot's
+    player initialises its own (`ProcessPlayer.prepare`); the ones no slot took (fewer games
+    pending than slots) are closed when the run ends. Worker processes that could not be
+    launched are left for the slots to start as usual. (`arena tournament run` starts them
+    earlier still, before it imports trio: arena/workers/prelaunch.py.)"""
+    launched: list[tuple[int | None, WorkerProcess]] = []
+    for core in slot_cores(config.concurrency, config.pin_cores):
+        try:
+            launched.append((core, await WorkerProcess.launch(core)))
+        except OSError:
+            break
+    return launched
+
+
 async def check_bots(specs: list[Any], isolation: str | None) -> dict[int, str]:
     """Each bot checked once (and built), one at a time: index -> why it cannot start."""
     broken: dict[int, str] = {}
@@ -626,7 +685,7 @@ async def _play_all(
     """Run the workers over the pending games; True if stopped before the end (a signal from
     `signals`, or `stop`)."""
     concurrency = max(1, min(run.config.concurrency, len(pending) or 1))
-    cores = _cores() if run.config.pin_cores and run.shared is None else []
+    cores = slot_cores(concurrency, run.config.pin_cores and run.shared is None)
     run.remaining = len(pending)
     send, receive = trio.open_memory_channel[ScheduledGame](len(pending) or 1)
     for g in pending:
@@ -660,8 +719,7 @@ async def _play_all(
         with scope:
             async with trio.open_nursery() as workers:
                 run.commits = workers
-                for k in range(concurrency):
-                    core = cores[k % len(cores)] if cores else None
+                for core in cores:
                     workers.start_soon(run.slot, receive.clone(), core)
                 receive.close()
         outer.cancel_scope.cancel()

@@ -56,18 +56,26 @@ from arena.sandbox.spawner import start_spawner
 from arena.workers.wire import Fault, encode, requests_on_stdin, void, void_of
 
 
+def prepare_sandbox() -> None:
+    """Start the bot spawner and probe what the process sandbox can use (tens of
+    milliseconds): what every worker does before its first game, whatever its bots and
+    games, so a worker does it as soon as it starts, while its runner prepares its `init`
+    (arena/tournaments/runner.py launches the workers first). Done once (each is)."""
+    start_spawner()
+    capabilities()
+
+
 def warm_up(games: Any, specs: Any = ()) -> None:
-    """Start the bot spawner, probe what the sandbox can use and set each game up now, at the
-    worker's start, rather than during its first game (the referee, the process sandbox and
-    the games' registry are imported with this module; the JSON encoder of bots and pipe is
-    imported here). `games` holds names, or `{"name", "options"}`: that game is also set up
-    once, so what its engine computes once per board is ready. The executables of `specs`
-    (the bots) are hashed, as every game records them (the hash is remembered while the file
-    stays the same)."""
+    """Set each game up now, at the worker's start, rather than during its first game (the
+    referee, the process sandbox and the games' registry are imported with this module; the
+    JSON encoder of bots and pipe is imported here; `prepare_sandbox` if not done yet).
+    `games` holds names, or `{"name", "options"}`: that game is also set up once, so what
+    its engine computes once per board is ready. The executables of `specs` (the bots) are
+    hashed, as every game records them (the hash is remembered while the file stays the
+    same)."""
     import orjson  # noqa: F401
 
-    start_spawner()
-    capabilities()  # what the process sandbox can use: probed once, tens of milliseconds
+    prepare_sandbox()
     for spec in specs:
         spec.executable_hash()
 
@@ -145,6 +153,7 @@ async def play_one(
 
 async def main() -> None:
     async with requests_on_stdin() as (nursery, incoming, stdout):
+        prepare_sandbox()  # before the runner's `init` comes: it may take a while
         # bots kept between games (tournaments with `reuse`): one game at a time in a worker
         sessions = SessionPool(nursery)
         try:
