@@ -11,9 +11,9 @@ turn limits, so game lengths are known and spread out. It prints:
 - the fixed cost per game (bot start, handshake, end, everything between two games of a slot),
   as the intercept of a least-squares fit of each game's time from its dispatch to the next
   game's dispatch against its number of turns at concurrency 1; the same fit with each game
-  timed until it is committed to SQLite (which adds the wait for a commit in progress,
-  overlapping the next game), and the CPU per game at concurrency 1 (runner; workers with
-  their bots), which bounds the speed-up on 2 cores: 2 x wall / CPU;
+  timed until it is committed to SQLite (which adds the group commit's wait, overlapping the
+  next game), and the CPU per game at concurrency 1 (runner; workers with their bots), which
+  bounds the speed-up on 2 cores: 2 x wall / CPU;
 - the same bot processes plainly started and stopped (spawn both, close stdin, wait), the
   floor any arena pays, and the arena's fixed cost over that floor;
 - a gauntlet (one challenger against four opponents) and a round robin (five bots) of the
@@ -426,8 +426,8 @@ def main() -> int:
     )
     print(
         f"  the same, each game from its dispatch until it is committed: {1000 * committed:.1f} "
-        f"ms + {1000 * per_turn_c:.2f} ms per turn (includes the wait for a commit in progress, "
-        f"which overlaps the next game)"
+        f"ms + {1000 * per_turn_c:.2f} ms per turn (includes the group commit's wait of up to "
+        f"5 ms for other games to share the transaction, which overlaps the next game)"
     )
     elapsed1, timer1, played1 = best[1]
     cpu = timer1.cpu_runner + timer1.cpu_children

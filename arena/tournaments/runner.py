@@ -25,6 +25,7 @@ import collections
 import contextlib
 import dataclasses
 import json
+import math
 import os
 import signal
 import sqlite3
@@ -57,7 +58,15 @@ from arena.workers.wire import void_of
 
 #: games a slot keeps sent to its worker process: the one in play and the next
 PLAY_AHEAD = 2
-#: games in one commit at most
+#: seconds a finished game waits for others to share its commit, when others are coming: the
+#: previous game finished less than this before it (a group commit: a commit costs a trip to a
+#: thread and back, about as much CPU here as the rest of a short game's handling, and at
+#: hundreds of games a second the runner's CPU bounds what a second slot gains). A game with
+#: no other finished lately is committed at once: its result is stored within a couple of
+#: milliseconds of its last turn (benchmarks/versus.py; this window made it 8 ms for every
+#: game, 363 turns or 4)
+COMMIT_WINDOW = 0.005
+#: games in one commit at most (the commit then starts without waiting out the window)
 COMMIT_MAX = 64
 
 #: opens the player every slot shares when the games are played elsewhere, given the config,
@@ -183,6 +192,13 @@ class _Run:
         #: finished games waiting for the next commit, and whether a commit task runs
         self.finished: list[tuple[ScheduledGame, FinishedGame]] = []
         self.committing = False
+        #: set when COMMIT_MAX games wait, or the last game has finished: the commit need
+        #: not wait out its window
+        self.batch_full = trio.Event()
+        #: when the game before the last one to finish finished (trio time): whether games
+        #: come close together, so that the next commit waits for company
+        self.previous_finish = -math.inf
+        self.last_finish = -math.inf
         #: games of this run not finished (nor given up) yet
         self.remaining = 0
         #: the player every slot shares when the games are played elsewhere (the league's
@@ -387,6 +403,9 @@ class _Run:
         )
         self.finished.append((sg, finished))
         self.remaining -= 1
+        self.previous_finish, self.last_finish = self.last_finish, trio.current_time()
+        if len(self.finished) >= COMMIT_MAX or self.remaining <= 0:
+            self.batch_full.set()  # no reason to wait: full, or no other game to come
         if self.commits is None:
             await self._commit_finished()
         elif not self.committing:
@@ -399,6 +418,8 @@ class _Run:
     def _give_up(self, sg: ScheduledGame) -> None:
         self.unplayable.append(sg.game_id)
         self.remaining -= 1
+        if self.remaining <= 0:
+            self.batch_full.set()
         self.progress.message(
             f"unplayable: {sg.game_id} voided {self.config.max_attempts} times in this run"
         )
@@ -406,16 +427,22 @@ class _Run:
     async def _commit_finished(self) -> None:
         """Record the finished games; only then does each count (played, progress, SPRT).
 
-        A group commit: a game is committed at once when no commit is being written, and the
-        games that finish while one is share the next transaction (up to COMMIT_MAX), so
-        games that finish faster than single commits could keep up share them, and none
-        waits for company (a window for that, 5 ms, was most of a game's time from its last
-        turn to its stored result: benchmarks/versus.py). Shielded: once a game has
-        finished, stopping the run must not lose it; a game that finished but is not
-        committed when the process dies is not in the file, so the next run plays it again."""
+        A group commit: one transaction holds every game that finished while the previous
+        transaction was being written and, when games come close together (the one before
+        finished less than COMMIT_WINDOW earlier), every game that finishes within
+        COMMIT_WINDOW of the first, so games that finish faster than single commits could
+        keep up share them; a game that finished alone is committed at once. Shielded: once
+        a game has finished, stopping the run must not lose it; a game that finished but is
+        not committed when the process dies is not in the file, so the next run plays it
+        again."""
         try:
             with trio.CancelScope(shield=True):
                 while self.finished:
+                    close_together = self.last_finish - self.previous_finish < COMMIT_WINDOW
+                    if close_together and len(self.finished) < COMMIT_MAX and self.remaining > 0:
+                        self.batch_full = trio.Event()
+                        with trio.move_on_after(COMMIT_WINDOW):
+                            await self.batch_full.wait()
                     batch = self.finished[:COMMIT_MAX]
                     self.finished = self.finished[COMMIT_MAX:]
                     try:

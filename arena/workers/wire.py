@@ -89,8 +89,11 @@ def encode(msg: Any) -> bytes:
         return json.dumps(msg, separators=(",", ":")).encode() + b"\n"
 
 
-#: a run of digits that may be an integer orjson would read as a float (see `decode`)
-_LONG_DIGITS = re.compile(rb"[0-9]{19,}")
+#: a run of digits that may be an integer orjson would read as a float (see `decode`): not
+#: the digits after a decimal point (a record's times, 0.00012345678901234567, are floats
+#: whichever parser reads them; taking them for integers sent most records to the standard
+#: library, several times slower)
+_LONG_DIGITS = re.compile(rb"(?<![.0-9])[0-9]{19,}")
 _INT64_MAX = 2**63 - 1
 
 

@@ -48,3 +48,12 @@ def test_integers_beyond_64_bits_stay_integers():
     for n in (2**63, 2**64, -(2**63) - 1, 10**30):
         assert decode(encode({"n": n, "s": str(n)})) == {"n": n, "s": str(n)}
     assert decode(encode({"n": 2**63 - 1})) == {"n": 2**63 - 1}
+
+
+def test_long_fractions_are_not_taken_for_long_integers():
+    """A record's times have long runs of digits after the point: they are floats to either
+    parser, and an integer beyond 64 bits beside them is still read exactly."""
+    msg = {"t": 0.00012345678901234567, "e": [1.2345678901234567e-05, -0.000987654321098765]}
+    assert decode(encode(msg)) == msg
+    both = {**msg, "n": 2**64}
+    assert decode(encode(both)) == both
