@@ -48,6 +48,9 @@ games are done once a second, which quantises its run time to seconds).
    reaching a bot (the bots stamp CLOCK_MONOTONIC: the arena's on its stderr, which the
    record keeps, fastchess's engine in the file INSTANT_STAMP names): `arena tournament run`
    (concurrency 1, reuse) and `arena match`, against fastchess's first `go`.
+6. the floor: each step of the referee's turn timed alone (the position, the legal list,
+   the message, encoding, decoding, apply, clocks, the accounting's reads), against the
+   referee's CPU per turn in a game: what pure Python costs, and what the glue adds.
 
 Without FASTCHESS (or with a path that does not run) the fastchess columns are empty and the
 raw pipe is the only baseline. fastchess is not part of the arena: build it by hand from a
@@ -58,7 +61,7 @@ committed here.
 Arguments: --rounds (interleaved rounds, 3), --long-games (363-turn games per arena run of
 figures 2 and 4, 40), --short-games (games per arena run of figure 3, 600; fastchess plays four
 times as many), --fc-rounds (fastchess rounds of 2 games for figures 1 and 2, 20), --sections
-(a comma-separated subset of per-turn,two,short,record,startup). The defaults take about
+(a comma-separated subset of per-turn,two,short,record,startup,floor). The defaults take about
 2-3 minutes on a quiet 2-core machine.
 """
 
@@ -559,6 +562,110 @@ def record_section(exe: Path, tmp: Path, table: Table, keep: dict) -> None:
     )
 
 
+def floor_section(exe: Path, table: Table) -> None:
+    """Where the referee's CPU per turn goes: each step of a turn timed alone, in this
+    process, on a real mid-game Wrigglers 19x19 position (the median of many), against the
+    referee's whole CPU per turn in a game measured in the same run. What the steps leave
+    is the referee's glue: the turn loop, trio's scheduling, the record's entries."""
+    import random
+
+    from arena.games import make_game
+    from arena.referee.accounting import OwnClock, close_fd, open_own_schedstat
+    from arena.referee.clock import Clocks
+    from protocol.framing import Decoder, Encoder
+    from protocol.messages import check_reply
+
+    state = make_game("wrigglers", dict(WRIGGLERS)).new_initial_state()
+    rng = random.Random(1)
+    for _ in range(150):
+        state.apply(rng.choice(state.legal_actions()))
+    tc = TimeControl(startup=20.0, base=1000.0)
+    clocks = Clocks(tc, (tc, tc))
+    own = OwnClock(open_own_schedstat())
+
+    def message() -> dict[str, Any]:
+        return {
+            "type": "turn",
+            "turn": 150,
+            "seat": 0,
+            "position": state.describe(),
+            "last_turn": {"seat": 1, "actions": ["k10"]},
+            "turn_actions": state.turn_actions(),
+            "actions_remaining": state.actions_remaining(),
+            "can_end_turn": state.can_end_turn(),
+            "clocks": clocks.snapshot(),
+            "deadline": clocks.deadline(0),
+            "legal": state.legal_actions(),
+        }
+
+    msg = message()
+    move = {"type": "move", "actions": [msg["legal"][0]]}
+    steps: dict[str, Callable[[], Any]] = {
+        "describe (the position)": state.describe,
+        "legal_actions": state.legal_actions,
+        "the turn message (both, and the rest)": message,
+        "clone (to time apply on)": state.clone,
+        "clone + apply": lambda: state.clone().apply(move["actions"][0]),
+        "clocks (deadline, charge, end_turn, snapshot)": lambda: (
+            clocks.deadline(0),
+            clocks.charge(0, 1e-5),
+            clocks.end_turn(0),
+            clocks.snapshot(),
+        ),
+        "accounting: one read of the referee's schedstat (3 a reply)": own.delay,
+        "trio.current_time (4 a turn)": trio.current_time,
+        "check_reply": lambda: check_reply(move, "turn"),
+    }
+    for enc in ("json", "msgpack"):
+        encoder, data = Encoder(enc), Encoder(enc).encode(move)
+        decoder = Decoder(enc)
+        steps[f"encode ({enc})"] = lambda e=encoder: e.encode(msg)
+        steps[f"decode a move ({enc})"] = lambda d=decoder, b=data: d.feed(b)
+
+    async def timed() -> dict[str, float]:
+        out = {}
+        for name, fn in steps.items():
+            times = []
+            for _ in range(2000):
+                t = time.perf_counter()
+                fn()
+                times.append(time.perf_counter() - t)
+            out[name] = med(times)
+        return out
+
+    figures = trio.run(timed)
+    close_fd(own.fd)
+    os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
+    try:
+        games = {enc: trio.run(one_game, exe, enc) for enc in ("json", "msgpack")}
+    finally:
+        os.sched_setaffinity(0, range(os.cpu_count() or 1))
+    figures["clone + apply"] -= figures["clone (to time apply on)"]
+    del figures["clone (to time apply on)"]
+    figures["apply (clone + apply less clone)"] = figures.pop("clone + apply")
+    shared = (
+        figures["the turn message (both, and the rest)"]
+        + figures["apply (clone + apply less clone)"]
+        + figures["clocks (deadline, charge, end_turn, snapshot)"]
+        + 3 * figures["accounting: one read of the referee's schedstat (3 a reply)"]
+        + 4 * figures["trio.current_time (4 a turn)"]
+        + figures["check_reply"]
+    )
+    for enc in ("json", "msgpack"):
+        steps_sum = shared + figures[f"encode ({enc})"] + figures[f"decode a move ({enc})"]
+        cpu = games[enc][1]
+        table.add(
+            f"the floor: the referee's CPU per turn, one CPU ({enc})",
+            f"{us(cpu)} in a game, of which the steps below {us(steps_sum)}, the raw "
+            f"pipe's two system calls about {us(raw_pipe(exe))} (measured as one round "
+            f"trip), the rest {us(cpu - steps_sum)}: the turn loop, trio, the record",
+        )
+    table.add(
+        "the floor: each step, once (median of 2000)",
+        ", ".join(f"{k} {v * 1e6:.2f} us" for k, v in figures.items()),
+    )
+
+
 def startup_section(args: Any, fc: Fastchess, exe: Path, tmp: Path, table: Table) -> None:
     import json
 
@@ -621,7 +728,7 @@ def main() -> int:
     ap.add_argument("--long-games", type=int, default=40)
     ap.add_argument("--short-games", type=int, default=600)
     ap.add_argument("--fc-rounds", type=int, default=20)
-    ap.add_argument("--sections", default="per-turn,two,short,record,startup")
+    ap.add_argument("--sections", default="per-turn,two,short,record,startup,floor")
     args = ap.parse_args()
     sections = set(args.sections.split(","))
     exe = build("instant_bot")
@@ -648,6 +755,8 @@ def main() -> int:
         if "startup" in sections:
             print("start-up:")
             startup_section(args, fc, exe, tmp, table)
+        if "floor" in sections:
+            floor_section(exe, table)
     print(f"load average {os.getloadavg()[0]:.2f} at the end")
     table.print()
     return 0

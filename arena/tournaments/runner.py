@@ -481,7 +481,11 @@ def _kept(error: StoreError, batch: list[tuple[ScheduledGame, FinishedGame]]) ->
         try:
             fd, spare = tempfile.mkstemp(prefix=f"arena-{g.game_id}-", suffix=".json")
             with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(g.record, f, indent=1)
+                # the text as the worker sent it (its `record` may be only its head)
+                if g.record_json is not None:
+                    f.write(g.record_json)
+                else:
+                    json.dump(g.record, f, indent=1)
             kept = f"its record was saved to {spare}"
         except OSError as oe:
             kept = f"its record could not be saved either: {oe.strerror or oe}"

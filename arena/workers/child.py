@@ -18,8 +18,11 @@ Protocol with the runner, JSON Lines over the worker's stdin/stdout (arena/worke
   `play` may carry its own `"bots"` list (the league: different bots every game), each entry
   optionally with `"build": false` (built already, at submission, in the build sandbox: never
   build at play time).
-- worker -> runner: `{"type": "record", "game_id", "record": {...}}` for a finished game,
-  preceded, when the `play` asked for `"progress": true` (the league's live pages), by one
+- worker -> runner: `{"type": "record", "game_id", "head": {...}, "size": N}` for a finished
+  game, followed by a line of the record's JSON text (N bytes): the head holds the record's
+  small fields (wire.py `encode_reply`), so the runner stores the text without parsing it.
+  A record is preceded, when the `play` asked for `"progress": true` (the league's live
+  pages), by one
   `{"type": "turn", "game_id", "entry": {...}}` per completed turn (the record's turn entry);
   `{"type": "void", "game_id", "fault", "reason"}` when the arena failed (the game is
   replayed; `fault` names what failed, wire.py `Fault`: the `fault` of the PlatformFault),
@@ -53,7 +56,7 @@ from arena.referee.sessions import SessionPool
 from arena.sandbox import Limits
 from arena.sandbox.process import capabilities
 from arena.sandbox.spawner import start_spawner
-from arena.workers.wire import Fault, encode, requests_on_stdin, void, void_of
+from arena.workers.wire import Fault, encode, encode_reply, requests_on_stdin, void, void_of
 
 
 def prepare_sandbox() -> None:
@@ -198,7 +201,7 @@ async def _serve(
                     "user": False,
                     "message": f"unknown request {msg.get('type')!r}",
                 }
-            await stdout.send_all(encode(reply))
+            await stdout.send_all(encode_reply(reply))
 
 
 async def _play_quietly(

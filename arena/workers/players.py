@@ -127,8 +127,11 @@ class ProcessPlayer:
             reply = await self.process.receive()
             if reply.get("type") == "record":
                 # the record's text as the worker encoded it: stored as is (the results
-                # file's commit need not encode it again)
-                text = record_text(reply, self.process.last_line)
+                # file's commit need not encode it again); its `record` may be only its head
+                # (arena/workers/wire.py `encode_reply`)
+                text = reply.get("record_json")
+                if text is None:
+                    text = record_text(reply, self.process.last_line)
                 if text is not None:
                     reply["record_json"] = text.decode()
             return reply

@@ -160,7 +160,27 @@ class WorkerProcess:
             raise WorkerDied(f"referee worker sent garbage: {line[:200]!r}") from None
         if not isinstance(reply, dict):
             raise WorkerDied(f"referee worker sent garbage: {line[:200]!r}")
+        if reply.get("type") == "record" and "head" in reply:
+            return await self._record_text(reply)
         return reply
+
+    async def _record_text(self, first: dict[str, Any]) -> dict[str, Any]:
+        """A record reply's second line, the record's text (wire.py `encode_reply`): the
+        reply as callers know it, its `record` the record's head (its small fields, all a
+        results table reads) and `record_json` the record's text as it came (bytes), to be
+        stored as is: never parsed here."""
+        try:
+            text = await self.reader.readline()
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as e:
+            raise WorkerDied(f"referee worker pipe failed: {e}") from None
+        if text is None or len(text) != first.get("size") or not isinstance(first["head"], dict):
+            raise WorkerDied(f"referee worker sent a record reply without its record: {first!r}")
+        return {
+            "type": "record",
+            "game_id": first.get("game_id"),
+            "record": first["head"],
+            "record_json": text,
+        }
 
     async def close(self) -> None:
         """Close the pipe (the worker abandons its game, kills its bots, exits), then reap."""
