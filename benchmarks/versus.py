@@ -32,7 +32,10 @@ games are done once a second, which quantises its run time to seconds).
 3. short games (4 turns) per second, with sessions (`reuse = true`: bots kept between games,
    as fastchess keeps its engines), concurrency 1 and 2, and the 1 -> 2 ratio: 1 / steady
    per game. The arena's runs are `run_tournament` in this process (its slots play in
-   referee worker processes); fastchess's are whole processes.
+   referee worker processes); fastchess's are whole processes. Also the arena's CPU per
+   game (this process, the runner; its workers with their bots, reaped at the run's end, so
+   their start-up included), and the rate that bounds on the machine's cores: concurrency
+   1 -> 2 can gain only while that bound is above twice the rate at concurrency 1.
 4. a game's record, from the last turn to the stored result, for 363-turn and 4-turn games
    (from the concurrency-1 runs of 2 and 3), in two parts each timed on one clock: the
    worker's, from the last turn to the record's end (its `duration` less the last turn's
@@ -292,6 +295,18 @@ def tournament(
     return elapsed, results, timer
 
 
+def _cpu() -> tuple[float, float]:
+    """CPU seconds so far of this process (the runner) and of its reaped children (the
+    workers, with their bots, once a run has ended)."""
+    import resource
+
+    out = []
+    for who in (resource.RUSAGE_SELF, resource.RUSAGE_CHILDREN):
+        r = resource.getrusage(who)
+        out.append(r.ru_utime + r.ru_stime)
+    return out[0], out[1]
+
+
 def _wall(iso: str) -> float:
     return dt.datetime.fromisoformat(iso.replace("Z", "+00:00")).timestamp()
 
@@ -502,10 +517,15 @@ def short_section(args: Any, fc: Fastchess, exe: Path, tmp: Path, table: Table, 
     bot = bot_dir(tmp, exe, "json")
     g = args.short_games
     rates: dict[tuple[str, int], list[float]] = {}
+    cpu: dict[tuple[str, int], list[float]] = {}
     for r in range(args.rounds):
         for conc in (1, 2) if r % 2 == 0 else (2, 1):
+            before = _cpu()
             _, results, timer = tournament(tmp, bot, g, 4, conc, tag="short")
+            after = _cpu()
             rates.setdefault(("arena", conc), []).append(1 / (steady(timer.ends) or 1))
+            for who, a, b in zip(("runner", "workers"), after, before, strict=True):
+                cpu.setdefault((who, conc), []).append((a - b) / g)
             if conc == 1:
                 keep.setdefault("short", []).append((results, timer))
             f = steady(fc.finishes(g * 4, 4, conc))
@@ -526,6 +546,15 @@ def short_section(args: Any, fc: Fastchess, exe: Path, tmp: Path, table: Table, 
             f"{a:.0f}",
             f"{f:.0f} (engines kept)" if f else "",
             ratio(f, a) + (" (fastchess / arena)" if f else ""),
+        )
+    for conc in (1, 2):
+        runner, workers = med(cpu[("runner", conc)]), med(cpu[("workers", conc)])
+        table.add(
+            f"short games: the arena's CPU per game, concurrency {conc}",
+            f"{1000 * (runner + workers):.2f} ms: the runner {1000 * runner:.2f} ms, its "
+            f"workers with their bots {1000 * workers:.2f} ms (each worker's start-up "
+            f"included); on {os.cpu_count()} cores at most "
+            f"{(os.cpu_count() or 1) / (runner + workers):.0f} games/s",
         )
     a1, a2 = m[("arena", 1)], m[("arena", 2)]
     f1, f2 = m.get(("fc", 1)), m.get(("fc", 2))
