@@ -27,12 +27,15 @@ games are done once a second, which quantises its run time to seconds).
 2. per turn, two games at once, pinned (JSON Lines): a tournament of concurrency 2 with
    `pin_cores` (each slot's worker and bots on a core of their own), the same marginal cost
    per turn, (steady per game of 363 turns - of 4 turns) / 359; fastchess with
-   `-concurrency 2 -use-affinity`. Raw pipe: the two-core floor (half the one-core round
+   `-concurrency 2 -use-affinity`. (Figure 1 pins fastchess itself, with its engines, to the
+   one core.) Raw pipe: the two-core floor (half the one-core round
    trip).
 3. short games (4 turns) per second, with sessions (`reuse = true`: bots kept between games,
    as fastchess keeps its engines), concurrency 1 and 2, and the 1 -> 2 ratio: 1 / steady
-   per game. The arena's runs are `run_tournament` in this process (its slots play in
-   referee worker processes); fastchess's are whole processes. Also the arena's CPU per
+   per game; pinned, both (`pin_cores`: a slot's worker and its bots on one core;
+   fastchess's `-use-affinity`), as each plays fastest. The arena's runs are
+   `run_tournament` in this process (its slots play in referee worker processes);
+   fastchess's are whole processes. Also the arena's CPU per
    game (this process, the runner; its workers with their bots, reaped at the run's end, so
    their start-up included), and the rate that bounds on the machine's cores: concurrency
    1 -> 2 can gain only while that bound is above twice the rate at concurrency 1.
@@ -124,9 +127,11 @@ def ratio(a: float | None, b: float | None) -> str:
 class Fastchess:
     """A fastchess binary and the instant UCI engine; `None` figures when it is absent."""
 
-    def __init__(self, path: str | None, engine: Path) -> None:
+    def __init__(self, path: str | None, engine: Path, cwd: Path) -> None:
         self.path = path
         self.engine = engine
+        #: where fastchess runs: it leaves its state there (config.json)
+        self.cwd = cwd
         if path:
             try:
                 subprocess.run([path, "--version"], capture_output=True, timeout=10, check=False)
@@ -155,10 +160,11 @@ class Fastchess:
         if not self.path:
             return None
         pin = None if core is None else (lambda: os.sched_setaffinity(0, {core}))
-        argv = self.argv(games, plies, concurrency, affinity=concurrency > 1 and core is None)
+        argv = self.argv(games, plies, concurrency, affinity=core is None)
         times = []
         with subprocess.Popen(
             argv,
+            cwd=self.cwd,
             stdout=subprocess.PIPE,
             preexec_fn=pin,  # a pinned child: the benchmark has no threads
         ) as proc:
@@ -176,7 +182,9 @@ class Fastchess:
             return None
         env = {**os.environ, "INSTANT_STAMP": str(stamp)}
         t = time.monotonic_ns()
-        subprocess.run(self.argv(1, 4, 1, False), stdout=subprocess.DEVNULL, env=env, check=True)
+        subprocess.run(
+            self.argv(1, 4, 1, False), cwd=self.cwd, stdout=subprocess.DEVNULL, env=env, check=True
+        )
         return (_first_stamp(stamp) - t) * 1e-9
 
 
@@ -397,7 +405,7 @@ async def _a_record(exe: Path) -> Any:
     return await play_match(config)
 
 
-def arena_first_turn(argv: list[str], records: Callable[[], list[Any]], cwd: Path) -> float:
+def arena_first_turn(argv: list[str], records: Callable[[], list[Any]], cwd: Path) -> float | None:
     """Seconds from starting an arena command to the first `turn` reaching a bot (the bots'
     stamps on stderr, read from the game records that `records` returns after the run)."""
     env = dict(os.environ)
@@ -411,7 +419,8 @@ def arena_first_turn(argv: list[str], records: Callable[[], list[Any]], cwd: Pat
         for line in text.splitlines()
         if line.startswith("first-turn ")
     ]
-    return (min(stamps) - t) * 1e-9
+    # a kept bot's stderr is read while it plays: a record may end before its stamp was read
+    return (min(stamps) - t) * 1e-9 if stamps else None
 
 
 # --- the table ---------------------------------------------------------------------------
@@ -521,7 +530,7 @@ def short_section(args: Any, fc: Fastchess, exe: Path, tmp: Path, table: Table, 
     for r in range(args.rounds):
         for conc in (1, 2) if r % 2 == 0 else (2, 1):
             before = _cpu()
-            _, results, timer = tournament(tmp, bot, g, 4, conc, tag="short")
+            _, results, timer = tournament(tmp, bot, g, 4, conc, pin=True, tag="short")
             after = _cpu()
             rates.setdefault(("arena", conc), []).append(1 / (steady(timer.ends) or 1))
             for who, a, b in zip(("runner", "workers"), after, before, strict=True):
@@ -581,8 +590,13 @@ def record_section(exe: Path, tmp: Path, table: Table, keep: dict) -> None:
             f"the record's end) + the runner's {1000 * m['runner']:.2f} ms (record read to "
             f"committed); between them the record's encoding, write and read (below); the "
             f"slot's next game's first turn came {1000 * m['gap']:.1f} ms (+-1) after the last "
-            f"turn: the runner's part is "
-            + ("on the critical path" if m["gap"] >= both else "off the critical path"),
+            "turn"
+            + (
+                ": before the commit, which is off the slot's critical path"
+                if m["gap"] < m["runner"]
+                else " (the worker does not wait for the commit: it plays on once it has "
+                "written the record)"
+            ),
         )
     pieces = record_pieces(exe, tmp)
     table.add(
@@ -729,7 +743,9 @@ def startup_section(args: Any, fc: Fastchess, exe: Path, tmp: Path, table: Table
             ),
         }
         for name, (argv, records) in runs.items():
-            figures.setdefault(name, []).append(arena_first_turn(argv, records, tmp))
+            first = arena_first_turn(argv, records, tmp)
+            if first is not None:
+                figures.setdefault(name, []).append(first)
         f = fc.first_go(tmp / "stamp")
         if f is not None:
             figures.setdefault("fc", []).append(f)
@@ -737,7 +753,7 @@ def startup_section(args: Any, fc: Fastchess, exe: Path, tmp: Path, table: Table
             "  round "
             + str(r + 1)
             + ": "
-            + ", ".join(f"{k} {1000 * v[-1]:.1f} ms" for k, v in figures.items()),
+            + ", ".join(f"{k} {1000 * v[-1]:.1f} ms" for k, v in figures.items() if v),
             flush=True,
         )
     m = {k: med(v) for k, v in figures.items()}
@@ -761,15 +777,16 @@ def main() -> int:
     args = ap.parse_args()
     sections = set(args.sections.split(","))
     exe = build("instant_bot")
-    fc = Fastchess(os.environ.get("FASTCHESS"), build("uci_instant"))
-    print(
-        f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start; fastchess: "
-        f"{fc.path or 'none (set FASTCHESS=/path/to/fastchess)'}; {args.rounds} rounds"
-    )
     table = Table()
     keep: dict[str, list[Any]] = {}
     with tempfile.TemporaryDirectory() as tmp_name:
         tmp = Path(tmp_name)
+        fc = Fastchess(os.environ.get("FASTCHESS"), build("uci_instant"), tmp)
+        print(
+            f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at start; "
+            f"fastchess: {fc.path or 'none (set FASTCHESS=/path/to/fastchess)'}; "
+            f"{args.rounds} rounds"
+        )
         if "per-turn" in sections:
             print("per turn, one CPU:")
             per_turn_section(args, fc, exe, table)
