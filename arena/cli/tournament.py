@@ -8,7 +8,7 @@ import dataclasses
 import json
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from arena.errors import ArenaError
 
@@ -175,15 +175,42 @@ def open_store(target: str):
 
 
 def cmd_run(args: argparse.Namespace) -> int:
+    from arena.tournaments.config import load_config
+
+    config = load_config(args.config, concurrency=args.concurrency)
+    # The slots' worker processes start now, before trio and the runner are imported here:
+    # their own start-up then runs beside this process's (arena/workers/prelaunch.py)
+    prelaunched = _prelaunch(args, config)
+    try:
+        return _run(args, config, prelaunched)
+    finally:
+        for pre in prelaunched:
+            if not pre.adopted:  # the run failed before it took them
+                pre.abandon()
+
+
+def _prelaunch(args: argparse.Namespace, config: Any) -> list[Any]:
+    """The worker processes of a run played here, if its concurrency is allowed (if not, the
+    run says why, as before)."""
+    from arena.oversubscription import available_cpus
+    from arena.workers.prelaunch import prelaunch, slot_cores
+
+    if args.database is not None or config.database is not None:
+        return []
+    insist = config.oversubscribe or args.force
+    if config.concurrency > available_cpus() and not insist:
+        return []
+    return prelaunch(slot_cores(config.concurrency, config.pin_cores))
+
+
+def _run(args: argparse.Namespace, config: Any, prelaunched: list[Any]) -> int:
     import trio
 
-    from arena.tournaments.config import load_config
     from arena.tournaments.progress import LineProgress, LiveProgress, Progress
     from arena.tournaments.report import build_report, render_text
     from arena.tournaments.runner import run_tournament
     from arena.tournaments.store import Store
 
-    config = load_config(args.config, concurrency=args.concurrency)
     if args.database is not None:
         if not args.database.startswith("postgresql"):
             raise ArenaError(
@@ -215,6 +242,7 @@ def cmd_run(args: argparse.Namespace) -> int:
             handle_signals=True,
             drop_broken=args.drop_broken,
             play_elsewhere=play_elsewhere,
+            prelaunched=prelaunched,
         )
     )
     if not args.quiet:

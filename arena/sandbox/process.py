@@ -190,8 +190,12 @@ class Capabilities:
 @functools.cache
 def capabilities() -> Capabilities:
     root = os.geteuid() == 0
-    netns = not os.environ.get("ARENA_NO_NETNS") and _works(new_net=True)
-    mountns = not os.environ.get("ARENA_NO_READONLY") and _works(new_mount=True)
+    # both probes at once: each forks this process (tens of milliseconds on a loaded
+    # machine), and every process that plays games waits for them before its first bot
+    with contextlib.ExitStack() as probes:
+        net = None if os.environ.get("ARENA_NO_NETNS") else _probe(probes, new_net=True)
+        mount = None if os.environ.get("ARENA_NO_READONLY") else _probe(probes, new_mount=True)
+        netns, mountns = _passed(net), _passed(mount)
     cgroups = CgroupSystem.detect()
     sweep_stale(cgroups)  # bots of arenas that crashed earlier
     for place in dict.fromkeys([Path(tempfile.gettempdir()), scratch_base(True)]):
@@ -199,21 +203,26 @@ def capabilities() -> Capabilities:
     return Capabilities(root, root, netns, cgroups, mountns)
 
 
-def _works(**layers: bool) -> bool:
-    """Does a child confined with these layers start here? (`true` in a real sandbox.)"""
-    with tempfile.TemporaryDirectory(prefix="arena-probe-") as scratch:
-        plan = Confinement(os.getpid(), scratch, scratch=scratch, **layers)
-        try:
-            proc = subprocess.Popen(
-                ["true"],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=subprocess.DEVNULL,
-                preexec_fn=plan.enter,
-            )
-        except (OSError, subprocess.SubprocessError):
-            return False
-        return proc.wait() == 0
+def _probe(stack: contextlib.ExitStack, **layers: bool) -> subprocess.Popen[bytes] | None:
+    """Start a child confined with these layers (`true` in a real sandbox; `_passed` says
+    whether it started); None if it could not be forked. Its scratch goes with `stack`."""
+    scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="arena-probe-"))
+    plan = Confinement(os.getpid(), scratch, scratch=scratch, **layers)
+    try:
+        return subprocess.Popen(
+            ["true"],
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.DEVNULL,
+            stderr=subprocess.DEVNULL,
+            preexec_fn=plan.enter,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
+def _passed(probe: subprocess.Popen[bytes] | None) -> bool:
+    """Did the probe's child start here (and exit cleanly)?"""
+    return probe is not None and probe.wait() == 0
 
 
 # -- the running bot -------------------------------------------------------------------------

@@ -25,11 +25,12 @@ import collections
 import contextlib
 import dataclasses
 import json
+import math
 import os
 import signal
 import sqlite3
 import tempfile
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from typing import Any
@@ -58,13 +59,19 @@ from arena.tournaments.sprt import SprtState
 from arena.tournaments.stopping import SprtRule
 from arena.tournaments.store import AsyncStore, FinishedGame, GameRow, Store, StoreError
 from arena.workers.players import InlinePlayer, Player, ProcessPlayer
-from arena.workers.process import WorkerDied
+from arena.workers.prelaunch import Prelaunched, slot_cores
+from arena.workers.process import WorkerDied, WorkerProcess
 from arena.workers.wire import void_of
 
 #: games a slot keeps sent to its worker process: the one in play and the next
 PLAY_AHEAD = 2
-#: seconds a finished game waits for others to share its commit (a group commit: a commit
-#: costs a trip to a thread and back, more than the rest of a short game's handling here)
+#: seconds a finished game waits for others to share its commit, when others are coming: the
+#: previous game finished less than this before it (a group commit: a commit costs a trip to a
+#: thread and back, about as much CPU here as the rest of a short game's handling, and at
+#: hundreds of games a second the runner's CPU bounds what a second slot gains). A game with
+#: no other finished lately is committed at once: its result is stored within a couple of
+#: milliseconds of its last turn (benchmarks/versus.py; this window made it 8 ms for every
+#: game, 363 turns or 4)
 COMMIT_WINDOW = 0.005
 #: games in one commit at most (the commit then starts without waiting out the window)
 COMMIT_MAX = 64
@@ -109,13 +116,6 @@ def load_bot_specs(config: TournamentConfig) -> list[Any]:
         seen[spec.name] = i
         specs.append(spec)
     return specs
-
-
-def _cores() -> list[int]:
-    try:
-        return sorted(os.sched_getaffinity(0))
-    except AttributeError:  # not Linux
-        return list(range(os.cpu_count() or 1))
 
 
 def row_from_record(sg: ScheduledGame, record: Mapping[str, Any], attempt: int) -> GameRow:
@@ -202,11 +202,18 @@ class _Run:
         #: set when COMMIT_MAX games wait, or the last game has finished: the commit need
         #: not wait out its window
         self.batch_full = trio.Event()
+        #: when the game before the last one to finish finished (trio time): whether games
+        #: come close together, so that the next commit waits for company
+        self.previous_finish = -math.inf
+        self.last_finish = -math.inf
         #: games of this run not finished (nor given up) yet
         self.remaining = 0
         #: the player every slot shares when the games are played elsewhere (the league's
         #: workers, for `config.database`: `play_elsewhere`)
         self.shared: Player | None = None
+        #: worker processes launched at the run's start, with the core of their slot (None:
+        #: not pinned), one taken by each slot's player (see `launch_workers`)
+        self.launched: list[tuple[int | None, WorkerProcess]] = []
 
     async def opening(self, sg: ScheduledGame) -> tuple[tuple[str, ...], ...]:
         """The game pair's opening: the one its other game was recorded with, if it was
@@ -237,12 +244,16 @@ class _Run:
         return self.openings[key]
 
     def player(self, core: int | None) -> Player:
-        """A slot's player: the shared one, or one of the slot's own."""
+        """A slot's player: the shared one, or one of the slot's own (with a worker process
+        launched ahead for it, if one is left: `launch_workers`)."""
         if self.shared is not None:
             return self.shared
         if self.play_match is not None:
             return InlinePlayer(self.specs, self.play_match)
-        return ProcessPlayer(self.bots_payload, core, self.game_names)
+        launched = next((w for c, w in self.launched if c == core), None)
+        if launched is not None:
+            self.launched.remove((core, launched))
+        return ProcessPlayer(self.bots_payload, core, self.game_names, launched)
 
     async def slot(self, games: trio.MemoryReceiveChannel[ScheduledGame], core: int | None) -> None:
         """One unit of concurrency: plays one game at a time, through its player."""
@@ -399,6 +410,7 @@ class _Run:
         )
         self.finished.append((sg, finished))
         self.remaining -= 1
+        self.previous_finish, self.last_finish = self.last_finish, trio.current_time()
         if len(self.finished) >= COMMIT_MAX or self.remaining <= 0:
             self.batch_full.set()  # no reason to wait: full, or no other game to come
         if self.commits is None:
@@ -422,19 +434,24 @@ class _Run:
     async def _commit_finished(self) -> None:
         """Record the finished games; only then does each count (played, progress, SPRT).
 
-        A group commit: one transaction holds every game that finished within COMMIT_WINDOW
-        of the first, or while the previous transaction was being written, so games that
-        finish faster than single commits could keep up share them. Shielded: once a game
-        has finished, stopping the run must not lose it; a game that finished but is not
-        committed when the process dies is not in the file, so the next run plays it again."""
+        A group commit: one transaction holds every game that finished while the previous
+        transaction was being written and, when games come close together (the one before
+        finished less than COMMIT_WINDOW earlier), every game that finishes within
+        COMMIT_WINDOW of the first, so games that finish faster than single commits could
+        keep up share them; a game that finished alone is committed at once. Shielded: once
+        a game has finished, stopping the run must not lose it; a game that finished but is
+        not committed when the process dies is not in the file, so the next run plays it
+        again."""
         try:
             with trio.CancelScope(shield=True):
                 while self.finished:
-                    if len(self.finished) < COMMIT_MAX and self.remaining > 0:
+                    close_together = self.last_finish - self.previous_finish < COMMIT_WINDOW
+                    if close_together and len(self.finished) < COMMIT_MAX and self.remaining > 0:
                         self.batch_full = trio.Event()
                         with trio.move_on_after(COMMIT_WINDOW):
                             await self.batch_full.wait()
-                    batch, self.finished = self.finished, []
+                    batch = self.finished[:COMMIT_MAX]
+                    self.finished = self.finished[COMMIT_MAX:]
                     try:
                         await self.store.call("record_games", [g for _, g in batch], self.run_id)
                     except StoreError as e:
@@ -471,7 +488,11 @@ def _kept(error: StoreError, batch: list[tuple[ScheduledGame, FinishedGame]]) ->
         try:
             fd, spare = tempfile.mkstemp(prefix=f"arena-{g.game_id}-", suffix=".json")
             with os.fdopen(fd, "w", encoding="utf-8") as f:
-                json.dump(g.record, f, indent=1)
+                # the text as the worker sent it (its `record` may be only its head)
+                if g.record_json is not None:
+                    f.write(g.record_json)
+                else:
+                    json.dump(g.record, f, indent=1)
             kept = f"its record was saved to {spare}"
         except OSError as oe:
             kept = f"its record could not be saved either: {oe.strerror or oe}"
@@ -488,6 +509,7 @@ async def run_tournament(
     play_match: Callable[..., Awaitable[Any]] | None = None,
     drop_broken: bool = False,
     play_elsewhere: PlayElsewhere | None = None,
+    prelaunched: Sequence[Prelaunched] = (),
 ) -> RunOutcome:
     """Play every game of the schedule that the results file does not hold yet.
 
@@ -505,6 +527,10 @@ async def run_tournament(
     A config with a `database` is played elsewhere: `play_elsewhere` opens the player every
     slot shares (cli/tournament.py passes the league's queue, arena/league/tourjobs.py
     `queue_player`), once there are games to play; the results file stays here.
+
+    `prelaunched`: the slots' worker processes, started before trio ran (`arena tournament
+    run`: arena/workers/prelaunch.py); the run takes them over and closes them. Otherwise
+    the run launches its own first thing (`launch_workers`).
     """
     progress = progress or Progress()
     if (config.database is None) != (play_elsewhere is None):
@@ -515,6 +541,40 @@ async def run_tournament(
             insist=config.oversubscribe,
             way_out="pass --force (or set oversubscribe = true in the config)",
         )
+    launched: list[tuple[int | None, WorkerProcess]] = []
+    for pre in prelaunched:
+        pre.adopted = True
+        launched.append((pre.core, WorkerProcess.adopt(pre.popen)))
+    if not prelaunched and play_elsewhere is None and play_match is None:
+        launched = await launch_workers(config)
+    try:
+        return await _run(
+            config,
+            progress,
+            handle_signals,
+            stop,
+            play_match,
+            drop_broken,
+            play_elsewhere,
+            launched,
+        )
+    finally:
+        with trio.CancelScope(shield=True):
+            for _, worker in launched:  # the ones no slot took
+                await worker.close()
+
+
+async def _run(
+    config: TournamentConfig,
+    progress: Progress,
+    handle_signals: bool,
+    stop: trio.Event | None,
+    play_match: Callable[..., Awaitable[Any]] | None,
+    drop_broken: bool,
+    play_elsewhere: PlayElsewhere | None,
+    launched: list[tuple[int | None, WorkerProcess]],
+) -> RunOutcome:
+    """`run_tournament` once its worker processes are launched."""
     specs = await trio.to_thread.run_sync(load_bot_specs, config)
     broken = await check_bots(specs, config.isolation)
     if broken and not drop_broken:
@@ -576,6 +636,7 @@ async def run_tournament(
             progress.message(f"dropped {names[i]}: {why}")
         void_counts = await astore.call("void_counts")
         run = _Run(config, specs, astore, 0, progress, void_counts, play_match)
+        run.launched = launched  # the slots take theirs from the caller's list
         if play_elsewhere is not None and pending:
             opened = play_elsewhere(config, specs, run.bots_payload)
             run.shared = await elsewhere.enter_async_context(opened)
@@ -643,6 +704,24 @@ async def run_tournament(
             await trio.to_thread.run_sync(store.close)
 
 
+async def launch_workers(config: TournamentConfig) -> list[tuple[int | None, WorkerProcess]]:
+    """The referee worker processes of the run's slots, launched before anything else the run
+    does (checking and building the bots, opening the results file, the schedule): each
+    imports the referee and probes the sandbox meanwhile, on another core, so that this is
+    not added to the start-up before the first game (benchmarks/versus.py). Each slot's
+    player initialises its own (`ProcessPlayer.prepare`); the ones no slot took (fewer games
+    pending than slots) are closed when the run ends. Worker processes that could not be
+    launched are left for the slots to start as usual. (`arena tournament run` starts them
+    earlier still, before it imports trio: arena/workers/prelaunch.py.)"""
+    launched: list[tuple[int | None, WorkerProcess]] = []
+    for core in slot_cores(config.concurrency, config.pin_cores):
+        try:
+            launched.append((core, await WorkerProcess.launch(core)))
+        except OSError:
+            break
+    return launched
+
+
 async def check_bots(specs: list[Any], isolation: str | None) -> dict[int, str]:
     """Each bot checked once (and built), one at a time: index -> why it cannot start."""
     broken: dict[int, str] = {}
@@ -667,7 +746,7 @@ async def _play_all(
     """Run the workers over the pending games; True if stopped before the end (a signal from
     `signals`, or `stop`)."""
     concurrency = max(1, min(run.config.concurrency, len(pending) or 1))
-    cores = _cores() if run.config.pin_cores and run.shared is None else []
+    cores = slot_cores(concurrency, run.config.pin_cores and run.shared is None)
     run.remaining = len(pending)
     send, receive = trio.open_memory_channel[ScheduledGame](len(pending) or 1)
     for g in pending:
@@ -701,8 +780,7 @@ async def _play_all(
         with scope:
             async with trio.open_nursery() as workers:
                 run.commits = workers
-                for k in range(concurrency):
-                    core = cores[k % len(cores)] if cores else None
+                for core in cores:
                     workers.start_soon(run.slot, receive.clone(), core)
                 receive.close()
         outer.cancel_scope.cancel()

@@ -157,7 +157,8 @@ def _row(r: tuple) -> GameRow:
 class FinishedGame:
     """A finished game for `Store.record_games`: where it sits in the schedule and its record
     (`record_json`: the record's compact JSON text as the referee worker sent it, stored as
-    is instead of being encoded again)."""
+    is instead of being encoded again; `record` may then hold only the record's small fields,
+    its head: arena/workers/wire.py `encode_reply`)."""
 
     game_id: str
     seq: int

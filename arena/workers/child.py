@@ -18,8 +18,11 @@ Protocol with the runner, JSON Lines over the worker's stdin/stdout (arena/worke
   `play` may carry its own `"bots"` list (the league: different bots every game), each entry
   optionally with `"build": false` (built already, at submission, in the build sandbox: never
   build at play time).
-- worker -> runner: `{"type": "record", "game_id", "record": {...}}` for a finished game,
-  preceded, when the `play` asked for `"progress": true` (the league's live pages), by one
+- worker -> runner: `{"type": "record", "game_id", "head": {...}, "size": N}` for a finished
+  game, followed by a line of the record's JSON text (N bytes): the head holds the record's
+  small fields (wire.py `encode_reply`), so the runner stores the text without parsing it.
+  A record is preceded, when the `play` asked for `"progress": true` (the league's live
+  pages), by one
   `{"type": "turn", "game_id", "entry": {...}}` per completed turn (the record's turn entry);
   `{"type": "void", "game_id", "fault", "reason"}` when the arena failed (the game is
   replayed; `fault` names what failed, wire.py `Fault`: the `fault` of the PlatformFault),
@@ -53,21 +56,29 @@ from arena.referee.sessions import SessionPool
 from arena.sandbox import Limits
 from arena.sandbox.process import capabilities
 from arena.sandbox.spawner import start_spawner
-from arena.workers.wire import Fault, encode, requests_on_stdin, void, void_of
+from arena.workers.wire import Fault, encode, encode_reply, requests_on_stdin, void, void_of
+
+
+def prepare_sandbox() -> None:
+    """Start the bot spawner and probe what the process sandbox can use (tens of
+    milliseconds): what every worker does before its first game, whatever its bots and
+    games, so a worker does it as soon as it starts, while its runner prepares its `init`
+    (arena/tournaments/runner.py launches the workers first). Done once (each is)."""
+    start_spawner()
+    capabilities()
 
 
 def warm_up(games: Any, specs: Any = ()) -> None:
-    """Start the bot spawner, probe what the sandbox can use and set each game up now, at the
-    worker's start, rather than during its first game (the referee, the process sandbox and
-    the games' registry are imported with this module; the JSON encoder of bots and pipe is
-    imported here). `games` holds names, or `{"name", "options"}`: that game is also set up
-    once, so what its engine computes once per board is ready. The executables of `specs`
-    (the bots) are hashed, as every game records them (the hash is remembered while the file
-    stays the same)."""
+    """Set each game up now, at the worker's start, rather than during its first game (the
+    referee, the process sandbox and the games' registry are imported with this module; the
+    JSON encoder of bots and pipe is imported here; `prepare_sandbox` if not done yet).
+    `games` holds names, or `{"name", "options"}`: that game is also set up once, so what
+    its engine computes once per board is ready. The executables of `specs` (the bots) are
+    hashed, as every game records them (the hash is remembered while the file stays the
+    same)."""
     import orjson  # noqa: F401
 
-    start_spawner()
-    capabilities()  # what the process sandbox can use: probed once, tens of milliseconds
+    prepare_sandbox()
     for spec in specs:
         spec.executable_hash()
 
@@ -145,6 +156,7 @@ async def play_one(
 
 async def main() -> None:
     async with requests_on_stdin() as (nursery, incoming, stdout):
+        prepare_sandbox()  # before the runner's `init` comes: it may take a while
         # bots kept between games (tournaments with `reuse`): one game at a time in a worker
         sessions = SessionPool(nursery)
         try:
@@ -189,7 +201,7 @@ async def _serve(
                     "user": False,
                     "message": f"unknown request {msg.get('type')!r}",
                 }
-            await stdout.send_all(encode(reply))
+            await stdout.send_all(encode_reply(reply))
 
 
 async def _play_quietly(

@@ -67,20 +67,35 @@ class ProcessPlayer:
     """A slot's own referee worker process, started before its first game and replaced after
     it dies (the game in play is voided as `WorkerDied`)."""
 
-    def __init__(self, bots: list[dict[str, Any]], core: int | None, games: tuple[Any, ...]):
+    def __init__(
+        self,
+        bots: list[dict[str, Any]],
+        core: int | None,
+        games: tuple[Any, ...],
+        launched: WorkerProcess | None = None,
+    ):
         self.bots = bots
         self.core = core
         self.games = games
         self.process: WorkerProcess | None = None
+        #: a worker process launched ahead (`WorkerProcess.launch`), not initialised yet
+        self.launched = launched
 
     async def prepare(self) -> None:
-        """Start the worker process before the first game is dispatched: its interpreter and
-        imports (a few hundred milliseconds) are the run's start-up, not the first game's
-        cost. A failure here is left for the first game's attempt, which reports or voids it
-        as usual."""
+        """Start the worker process before the first game is dispatched (or initialise the
+        one launched ahead): its interpreter and imports (a few hundred milliseconds) are
+        the run's start-up, not the first game's cost. A failure here is left for the first
+        game's attempt, which reports or voids it as usual."""
+        launched, self.launched = self.launched, None
         if self.process is None:
             with contextlib.suppress(WorkerDied, ArenaError):
-                self.process = await WorkerProcess.start(self.bots, self.core, self.games)
+                if launched is None:
+                    self.process = await WorkerProcess.start(self.bots, self.core, self.games)
+                else:
+                    await launched.init(self.bots, self.games)
+                    self.process = launched
+        elif launched is not None:
+            await launched.close()
 
     async def play(self, game_id: str, attempt: int, payload: dict[str, Any]) -> dict[str, Any]:
         try:
@@ -112,8 +127,11 @@ class ProcessPlayer:
             reply = await self.process.receive()
             if reply.get("type") == "record":
                 # the record's text as the worker encoded it: stored as is (the results
-                # file's commit need not encode it again)
-                text = record_text(reply, self.process.last_line)
+                # file's commit need not encode it again); its `record` may be only its head
+                # (arena/workers/wire.py `encode_reply`)
+                text = reply.get("record_json")
+                if text is None:
+                    text = record_text(reply, self.process.last_line)
                 if text is not None:
                     reply["record_json"] = text.decode()
             return reply
@@ -124,6 +142,9 @@ class ProcessPlayer:
             raise
 
     async def aclose(self) -> None:
+        launched, self.launched = self.launched, None
+        if launched is not None:
+            await launched.close()
         if self.process is not None:
             process, self.process = self.process, None
             await process.close()

@@ -18,17 +18,42 @@ import contextlib
 import os
 import signal
 import subprocess
-import sys
 from collections.abc import Callable
 from typing import Any
 
 import trio
 
 from arena.errors import ArenaError, PlatformFault
+from arena.workers.prelaunch import pin, worker_command
 from arena.workers.wire import Fault, LineReader, decode, encode
 
-#: the directory holding the `arena` and `protocol` packages, for the worker processes
-_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+class _Adopted:
+    """A worker process started before trio ran (arena/workers/prelaunch.py), with the part
+    of trio.Process's interface `WorkerProcess` uses: its pipes as trio streams, its exit
+    awaited on a pidfd."""
+
+    def __init__(self, popen: subprocess.Popen[bytes]) -> None:
+        self.popen = popen
+        self.pid = popen.pid
+        assert popen.stdin is not None and popen.stdout is not None
+        self.stdin = trio.lowlevel.FdStream(os.dup(popen.stdin.fileno()))
+        self.stdout = trio.lowlevel.FdStream(os.dup(popen.stdout.fileno()))
+        popen.stdin.close()
+        popen.stdout.close()
+
+    @property
+    def returncode(self) -> int | None:
+        return self.popen.poll()
+
+    async def wait(self) -> int:
+        if self.popen.poll() is None:
+            fd = os.pidfd_open(self.pid)
+            try:
+                await trio.lowlevel.wait_readable(fd)
+            finally:
+                os.close(fd)
+        return self.popen.wait()
 
 
 class WorkerDied(PlatformFault):
@@ -40,7 +65,7 @@ class WorkerDied(PlatformFault):
 class WorkerProcess:
     """One referee worker process (arena/workers/child.py) and its JSON Lines pipe."""
 
-    def __init__(self, proc: trio.Process) -> None:
+    def __init__(self, proc: trio.Process | _Adopted) -> None:
         self.proc = proc
         assert proc.stdout is not None and proc.stdin is not None
         self.reader = LineReader(proc.stdout)
@@ -51,29 +76,46 @@ class WorkerProcess:
     async def start(
         cls, bots: list[dict[str, Any]], core: int | None, games: tuple[Any, ...] = ()
     ) -> WorkerProcess:
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (_ROOT, env.get("PYTHONPATH")) if p)
+        """A worker process, launched and initialised (`launch`, then `init`)."""
+        worker = await cls.launch(core)
+        await worker.init(bots, games)
+        return worker
+
+    @classmethod
+    async def launch(cls, core: int | None) -> WorkerProcess:
+        """Start a worker process without waiting for it: it imports the referee and probes
+        the sandbox at once (arena/workers/child.py), while the caller does what it has to
+        before its first game (a tournament's start-up: its bots checked and built, its
+        results file opened), and `init` tells it the bots and games after that."""
+        argv, env = worker_command()
         proc = await trio.lowlevel.open_process(
-            [sys.executable, "-m", "arena.workers.child"],
+            argv,
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             start_new_session=True,  # Ctrl-C reaches the runner only; it closes the workers
             env=env,
         )
-        worker = cls(proc)
-        if core is not None:
-            with contextlib.suppress(OSError, AttributeError):
-                os.sched_setaffinity(proc.pid, {core})
+        pin(proc.pid, core)
+        return cls(proc)
+
+    @classmethod
+    def adopt(cls, popen: subprocess.Popen[bytes]) -> WorkerProcess:
+        """A worker process started before trio ran (arena/workers/prelaunch.py), launched
+        as `launch` leaves it."""
+        return cls(_Adopted(popen))
+
+    async def init(self, bots: list[dict[str, Any]], games: tuple[Any, ...] = ()) -> None:
+        """The worker's `init`: the bots and the games it plays (it sets them up before it
+        answers). Closes the worker and raises WorkerDied or ArenaError if it fails."""
         try:
-            reply = await worker.request({"type": "init", "bots": bots, "games": list(games)})
+            reply = await self.request({"type": "init", "bots": bots, "games": list(games)})
         except BaseException:
             with trio.CancelScope(shield=True):
-                await worker.close()
+                await self.close()
             raise
         if reply.get("type") == "error":
-            await worker.close()
+            await self.close()
             raise ArenaError(reply["message"])
-        return worker
 
     async def request(
         self, msg: dict[str, Any], on_turn: Callable[[dict[str, Any]], None] | None = None
@@ -118,7 +160,27 @@ class WorkerProcess:
             raise WorkerDied(f"referee worker sent garbage: {line[:200]!r}") from None
         if not isinstance(reply, dict):
             raise WorkerDied(f"referee worker sent garbage: {line[:200]!r}")
+        if reply.get("type") == "record" and "head" in reply:
+            return await self._record_text(reply)
         return reply
+
+    async def _record_text(self, first: dict[str, Any]) -> dict[str, Any]:
+        """A record reply's second line, the record's text (wire.py `encode_reply`): the
+        reply as callers know it, its `record` the record's head (its small fields, all a
+        results table reads) and `record_json` the record's text as it came (bytes), to be
+        stored as is: never parsed here."""
+        try:
+            text = await self.reader.readline()
+        except (trio.BrokenResourceError, trio.ClosedResourceError, OSError) as e:
+            raise WorkerDied(f"referee worker pipe failed: {e}") from None
+        if text is None or len(text) != first.get("size") or not isinstance(first["head"], dict):
+            raise WorkerDied(f"referee worker sent a record reply without its record: {first!r}")
+        return {
+            "type": "record",
+            "game_id": first.get("game_id"),
+            "record": first["head"],
+            "record_json": text,
+        }
 
     async def close(self) -> None:
         """Close the pipe (the worker abandons its game, kills its bots, exits), then reap."""

@@ -14,13 +14,18 @@ A void says what failed as a field, `"fault"`, beside its text: `{"type": "void"
 arena/league/voids.py), never by parsing the text, which stays as it always was (the class name,
 a colon, the message) for the people who read voids in reports and pages.
 
-Fast paths, each measured (benchmarks/tournament.py): orjson encodes (a game record takes the
-standard library ten times longer, a cost of every game with instant bots), and the receiver
-keeps a record's bytes as they came instead of encoding it again (`record_text`).
+Fast paths, each measured (benchmarks/tournament.py, benchmarks/versus.py): orjson encodes (a
+game record takes the standard library ten times longer, a cost of every game with instant
+bots), and the receiver keeps a record's bytes as they came instead of encoding it again: a
+record reply sends the record's small fields ahead of its text, which the receiver stores
+without parsing it (`encode_reply`); `record_text` cuts a record's text out of a one-line
+reply.
 """
 
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import re
@@ -89,8 +94,46 @@ def encode(msg: Any) -> bytes:
         return json.dumps(msg, separators=(",", ":")).encode() + b"\n"
 
 
-#: a run of digits that may be an integer orjson would read as a float (see `decode`)
-_LONG_DIGITS = re.compile(rb"[0-9]{19,}")
+#: the small fields of a game record: what the receiver of a record reply reads of it (its
+#: result for the results table, its bots and game, its times), sent ahead of its text
+RECORD_HEAD = (
+    "format",
+    "match_id",
+    "game",
+    "options",
+    "seed",
+    "bots",
+    "time_control",
+    "result",
+    "started_at",
+    "finished_at",
+    "duration",
+    "turn_count",
+)
+
+
+def encode_reply(reply: dict[str, Any]) -> bytes:
+    """A game process's answer on the pipe. A record reply goes as two lines: `{"type":
+    "record", "game_id", "head": {the record's RECORD_HEAD fields}, "size": N}`, then the
+    record's own JSON text (N bytes and a newline), which the receiver keeps as it came for
+    its store and never parses (`WorkerProcess`, arena/workers/process.py): parsing a
+    363-turn record (85 kB) cost the tournament runner a millisecond of its CPU per game,
+    most of the time from the game's last turn to its stored result (benchmarks/versus.py).
+    Every other reply is one line (`encode`)."""
+    if reply.get("type") != "record" or set(reply) != {"type", "game_id", "record"}:
+        return encode(reply)
+    record = reply["record"]
+    text = encode(record)
+    head = {k: record[k] for k in RECORD_HEAD if k in record}
+    first = {"type": "record", "game_id": reply["game_id"], "head": head, "size": len(text) - 1}
+    return encode(first) + text
+
+
+#: a run of digits that may be an integer orjson would read as a float (see `decode`): not
+#: the digits after a decimal point (a record's times, 0.00012345678901234567, are floats
+#: whichever parser reads them; taking them for integers sent most records to the standard
+#: library, several times slower)
+_LONG_DIGITS = re.compile(rb"(?<![.0-9])[0-9]{19,}")
 _INT64_MAX = 2**63 - 1
 
 
@@ -126,6 +169,22 @@ def record_text(reply: dict[str, Any], line: bytes) -> bytes | None:
     return body[len(head) : -1]
 
 
+#: bytes a game process's answers may fill its pipe with before its peer reads them
+PIPE_BYTES = 1 << 20
+
+
+def widen_pipe(fd: int) -> None:
+    """Let the pipe on `fd` hold PIPE_BYTES (where the kernel allows: Linux's default limit
+    for a process is 1 MiB), so that a game's record (about 85 kB for 363 turns; a pipe holds
+    64 kB) is written at once and the process starts its next game without waiting for its
+    peer to come and read it: the runner's handling of a record stays off the slot's
+    critical path (benchmarks/versus.py). Best effort: a pipe that stays small still works."""
+    setpipe = getattr(fcntl, "F_SETPIPE_SZ", None)
+    if setpipe is not None:
+        with contextlib.suppress(OSError):
+            fcntl.fcntl(fd, setpipe, PIPE_BYTES)
+
+
 @asynccontextmanager
 async def requests_on_stdin() -> AsyncIterator[
     tuple[trio.Nursery, trio.MemoryReceiveChannel[dict[str, Any]], trio.lowlevel.FdStream]
@@ -140,6 +199,7 @@ async def requests_on_stdin() -> AsyncIterator[
     sys.stdout.flush()
     proto_fd = os.dup(1)
     os.dup2(2, 1)
+    widen_pipe(proto_fd)
     reader = LineReader(trio.lowlevel.FdStream(os.dup(sys.stdin.fileno())))
     stdout = trio.lowlevel.FdStream(proto_fd)
     async with trio.open_nursery() as nursery:

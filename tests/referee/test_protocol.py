@@ -303,3 +303,36 @@ def test_json_encoding_matches_the_json_module_beyond_the_fast_path():
     assert (
         Encoder("json").encode({"type": "x", "text": "é"}) == '{"type":"x","text":"é"}\n'.encode()
     )
+
+
+wide_scalars = st.one_of(
+    scalars,
+    st.integers(min_value=-(2**63), max_value=2**64 - 1),
+    st.binary(max_size=20),
+    st.text(max_size=300),  # str 8 and str 16 headers
+)
+wide_values = st.recursive(
+    wide_scalars,
+    lambda inner: st.one_of(
+        st.lists(inner, max_size=20),
+        st.tuples(inner, inner),
+        st.dictionaries(st.text(max_size=8), inner, max_size=20),
+    ),
+    max_leaves=60,
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(msg=st.dictionaries(st.text(max_size=8), wide_values, max_size=20))
+def test_msgpack_encoding_is_msgpacks_byte_for_byte(msg):
+    """A faster msgpack encoder may be used (ormsgpack), but the bytes are msgpack's Packer's."""
+    assert Encoder("msgpack").encode(msg) == msgpack.packb(msg, use_bin_type=True)
+
+
+def test_msgpack_encoding_beyond_the_fast_path_is_msgpacks():
+    """Integer keys, which the fast encoder refuses, still encode; an integer beyond 64 bits
+    is refused in msgpack's words."""
+    msg = {"type": "x", 3: "three", "n": [1, 2.5, None]}
+    assert Encoder("msgpack").encode(msg) == msgpack.packb(msg, use_bin_type=True)
+    with pytest.raises(ProtocolError, match="cannot encode message as msgpack: Integer value"):
+        Encoder("msgpack").encode({"type": "x", "big": 2**64})

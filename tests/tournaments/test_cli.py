@@ -444,3 +444,47 @@ def test_workers_database_unreachable_is_one_line(tmp_path: Path) -> None:
     err = _one_line(_arena("tournament", "run", str(cfg), "--database", NOWHERE))
     assert "cannot use the database" in err
     assert _count(tmp_path / "r.sqlite") == 0
+
+
+def _processes_with(mark: str) -> list[int]:
+    """Live processes whose environment holds `mark` (the run's, its workers' and bots')."""
+    found = []
+    for d in Path("/proc").iterdir():
+        if d.name.isdigit() and int(d.name) != os.getpid():
+            try:
+                if mark.encode() in (d / "environ").read_bytes():
+                    found.append(int(d.name))
+            except OSError:
+                continue
+    return found
+
+
+def test_workers_started_ahead_end_with_a_run_refused_before_any_game(tmp_path: Path) -> None:
+    """`tournament run` starts its worker processes before it checks the bots and opens the
+    results file (arena/workers/prelaunch.py): a run refused there leaves none behind, and a
+    run that plays uses them (its games are played, none voided)."""
+    broken = tmp_path / "broken"
+    broken.mkdir()
+    (broken / "bot.toml").write_text('name = "broken"\ncommand = ["./missing"]\n')
+    cfg = write_config(
+        tmp_path,
+        f'bots = ["{BOTS / "random-c"}", "{broken}"]\ngames = ["stripes"]\n'
+        'results = "r.sqlite"\nconcurrency = 2\noversubscribe = true\n',
+    )
+    mark = f"ARENA_TEST_MARK={os.urandom(8).hex()}"
+    env = {**os.environ, mark.split("=")[0]: mark.split("=")[1]}
+    refused = _arena("tournament", "run", str(cfg), "--quiet", env=env)
+    assert refused.returncode == 2 and "Traceback" not in refused.stderr, refused.stderr
+    assert refused.stderr.startswith("arena: error: bot broken: cannot start ./missing")
+    assert _processes_with(mark) == []
+
+    good = write_config(
+        tmp_path,
+        f'bots = ["{BOTS / "random-c"}", "{BOTS / "random-py"}"]\ngames = ["stripes"]\n'
+        'results = "g.sqlite"\nconcurrency = 2\noversubscribe = true\n',
+        "g.toml",
+    )
+    played = _arena("tournament", "run", str(good), "--quiet", env=env)
+    assert played.returncode == 0, played.stderr
+    assert "complete: 2 games played this run, 0 missing, 0 voided attempts" in played.stderr
+    assert _processes_with(mark) == []

@@ -95,12 +95,11 @@ async def test_games_finished_during_a_commit_share_the_next_and_count_only_once
 
 # Run in a child process: the first commit is slow (the games finishing meanwhile go into the
 # second), the second announces the games it holds in a file and never returns (a machine that
-# dies mid-commit). No commit window: the first commit holds the first game(s) only.
+# dies mid-commit). The first commit holds the first game only: no game waits for company.
 _STALLED_RUNNER = """
 import sys, threading, time
 from pathlib import Path
 import trio
-from arena.tournaments import runner
 from arena.tournaments.config import load_config
 from arena.tournaments.runner import run_tournament
 from arena.tournaments.store import Store
@@ -118,7 +117,6 @@ def stalled(self, games, run_id):
     threading.Event().wait()
 
 Store.record_games = stalled
-runner.COMMIT_WINDOW = 0
 trio.run(run_tournament, load_config(sys.argv[1]))
 """
 

@@ -102,6 +102,11 @@ class InProcessExecutor(Executor):
 def _outcome(job: GameJob, reply: dict, line: bytes = b"") -> Outcome:
     kind = reply.get("type")
     if kind == "record":
-        return Outcome(job, record=reply["record"], record_json=record_text(reply, line))
+        # the record's text as the worker sent it (its `record`: its head, wire.py
+        # `encode_reply`), or cut from a one-line reply
+        text = reply.get("record_json")
+        if text is None:
+            text = record_text(reply, line)
+        return Outcome(job, record=reply["record"], record_json=text)
     void, reason = void_of(reply)
     return Outcome(job, void=void, reason=reason)
