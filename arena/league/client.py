@@ -13,8 +13,8 @@ when it sent one (`ClientError`, an ArenaError: the CLI prints it without a trac
 `submit --wait` follows the version (GET its `url`, once a second) through its validation and
 then, for a version that replaced an earlier one, its candidate verdicts (docs/league.md,
 "Candidate verdicts"): one line per variant each time its figures change, until every test is
-over, or `--verdict-timeout` passes (an error saying the test goes on). Ctrl-C stops
-following, not the test, and says where to look.
+over, or `--verdict-timeout` passes (one error line saying the test goes on, exit 2). Ctrl-C
+stops following, not the test, and says where to look in one line (exit 130, no traceback).
 """
 
 from __future__ import annotations
@@ -42,6 +42,8 @@ TOKEN_ENV = "ARENA_TOKEN"  # as arena/cli/league.py
 DEFAULT_TIMEOUT = 600.0
 #: how long `--wait` follows candidate verdicts (hundreds of games at the most)
 VERDICT_TIMEOUT = 3600.0
+#: the exit status of a Ctrl-C (128 + SIGINT), as the CLI's for any command
+INTERRUPTED = 130
 #: the API's largest page (arena/league/web/api.py MAX_LIMIT)
 PAGE = 200
 
@@ -332,8 +334,9 @@ def run_submit(
                 target, version, timeout=verdict_timeout, token=token, show=show
             )
         except KeyboardInterrupt:
+            # one line, not also the CLI's "interrupted": only the following stops
             print(f"arena: stopped following; the test goes on: GET {target}", file=sys.stderr)
-            raise
+            return INTERRUPTED
         if not as_json:
             print(describe_verdicts(version), flush=True)
     if as_json:

@@ -874,8 +874,11 @@ class League:
                 raise LeagueError("only the bot's owner or an admin can do this", status=403)
             if not user.is_admin and bot.disabled and bot.disabled_by != "owner":
                 raise LeagueError(f"bot {name!r} is disabled by an admin", status=403)
-            roster.set_bot_disabled(conn, bot.id, disabled, "owner" if owner else "admin")
+            by = "owner" if owner else "admin"
+            roster.set_bot_disabled(conn, bot.id, disabled, by)
             verdicts.stop_orphaned(conn)  # a version that left the ladder ends its tests
+            if disabled and by == "admin":  # disqualified from any final it plays in
+                finals.disqualify(conn, bot.id)
 
         await self.write(run)
         self.cache.changed()

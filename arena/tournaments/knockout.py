@@ -20,6 +20,11 @@ Conventions:
   (`decided_by = "seed"`), so a match always ends, after at most K + extra pairs.
 - A game is named by `GameKey` (round, match, pair, seat order); its result is the entrant
   who won it, or None for a draw.
+- Forfeits: an entrant disqualified mid-bracket (`forfeits`; a league's final whose finalist an
+  admin disabled) loses every match its recorded games have not decided yet, whatever the
+  points so far: the other side goes through (`decided_by = "forfeit"`; both disqualified, the
+  higher seed, who then forfeits the next), and none of its games is wanted any more. A match
+  its games had decided stands.
 """
 
 from __future__ import annotations
@@ -87,7 +92,8 @@ class Match:
     points: tuple[float, float] = (0.0, 0.0)
     pairs_played: int = 0
     winner: int | None = None
-    #: how it was decided: "bye", "points", "seed" (level after every tie-break), "" undecided
+    #: how it was decided: "bye", "points", "seed" (level after every tie-break), "forfeit" (a
+    #: side was disqualified before its games decided it), "" undecided
     decided_by: str = ""
 
 
@@ -143,8 +149,14 @@ def match_games(rnd: int, index: int, pair: int, sides: tuple[int, int]) -> list
     ]
 
 
-def bracket(entrants: int, rules: Rules, results: Mapping[GameKey, int | None]) -> Bracket:
-    """The bracket of `entrants` seeds under `rules`, given the recorded games' winners.
+def bracket(
+    entrants: int,
+    rules: Rules,
+    results: Mapping[GameKey, int | None],
+    forfeits: frozenset[int] = frozenset(),
+) -> Bracket:
+    """The bracket of `entrants` seeds under `rules`, given the recorded games' winners and
+    the entrants disqualified since (`forfeits`).
 
     A result for a game the bracket never wanted (another bracket's, or a side that does not
     sit in it) is ignored, so a results file or a league holding other games does no harm.
@@ -161,7 +173,10 @@ def bracket(entrants: int, rules: Rules, results: Mapping[GameKey, int | None]) 
     ]
     rnd = 1
     while current:
-        played = [_match(rnd, i, sides, rules, results, wanted) for i, sides in enumerate(current)]
+        played = [
+            _match(rnd, i, sides, rules, results, wanted, forfeits)
+            for i, sides in enumerate(current)
+        ]
         rounds.append(tuple(played))
         current = [
             (played[2 * m].winner, played[2 * m + 1].winner) for m in range(len(played) // 2)
@@ -185,7 +200,30 @@ def _match(
     rules: Rules,
     results: Mapping[GameKey, int | None],
     wanted: list[GameSpec],
+    forfeits: frozenset[int] = frozenset(),
 ) -> Match:
+    a, b = sides
+    if a is None or b is None or not {a, b} & forfeits:
+        return _played(rnd, index, sides, rules, results, wanted)
+    m = _played(rnd, index, sides, rules, results, [])
+    if m.winner is not None:  # decided by its games before the disqualification: it stands
+        return m
+    if a in forfeits and b in forfeits:
+        winner = min(a, b)
+    else:
+        winner = b if a in forfeits else a
+    return Match(rnd, index, sides, False, m.points, m.pairs_played, winner, "forfeit")
+
+
+def _played(
+    rnd: int,
+    index: int,
+    sides: tuple[int | None, int | None],
+    rules: Rules,
+    results: Mapping[GameKey, int | None],
+    wanted: list[GameSpec],
+) -> Match:
+    """A match as its recorded games leave it (its unrecorded games wanted)."""
     a, b = sides
     if rnd == 1 and (a is None) != (b is None):
         return Match(rnd, index, sides, bye=True, winner=a if b is None else b, decided_by="bye")

@@ -65,6 +65,17 @@ def hold(tmp_path_factory):
     folder.rmdir()
 
 
+def _ladder_idle(url: str) -> bool:
+    """No ladder game queued or in play: after a season's close the games claimed before it
+    have been played (the gate bot holds any game it starts once the hold file is there, a
+    ladder game too, which would keep a slot from the final until the bot's clock ran out)."""
+    g = schema.games
+    return not _q(
+        url,
+        sa.select(g.c.id).where(g.c.kind == "rated", g.c.state.in_(["queued", "running"])),
+    )
+
+
 def _final_games(url: str, final_id: int) -> list:
     g = schema.games
     return _q(url, sa.select(g).where(g.c.schedule_key.like(f"final/{final_id}/%")))
@@ -118,6 +129,7 @@ def test_a_final_with_the_real_server_resumes_after_a_kill(backend, tmp_path, ho
                 what="ladder games of season 1",
             )
             cli("league", "season", "close", "-C", str(d))
+            server.wait_for(lambda: _ladder_idle(url), what="the ladder's last games")
             hold.write_text("")  # the gate bot's final games wait while this file is there
             out = cli(
                 "league",
@@ -270,3 +282,76 @@ def test_a_final_on_workers_survives_a_worker_and_a_server_kill(tmp_path, hold):
             assert w.stop(signal.SIGTERM) == 0
         assert not leftovers(tmp_path, names), leftovers(tmp_path, names)
         engine.dispose()
+
+
+@pytest.mark.parametrize("backend", BACKENDS)
+def test_a_finalist_disabled_by_an_admin_forfeits_the_rest_of_the_final(backend, tmp_path, hold):
+    """An admin disables a finalist while one of its final games is in play: that game is
+    failed at once (its result, arriving later, is dropped as stale), the finalist loses its
+    match by forfeit and plays no other game of the final, which finishes with a champion; the
+    bracket page and the API say why. Enabling the bot again brings nothing back."""
+    with database_url(backend, tmp_path) as url:
+        d, token, _gate = _league(tmp_path, url, hold)
+        auth = {"Authorization": f"Bearer {token}"}
+        with Server(d) as server:
+            server.wait_for(
+                lambda: len(server.get("/api/v1/games?season=1&limit=100").json()["items"]) >= 8,
+                what="ladder games of season 1",
+            )
+            cli("league", "season", "close", "-C", str(d))
+            server.wait_for(lambda: _ladder_idle(url), what="the ladder's last games")
+            hold.write_text("")  # the gate bot's final games wait while this file is there
+            out = cli(
+                "league", "final", "start", "--season", "1", "--top", "4", "--pairs", "1",
+                "--format", "knockout", "-C", str(d),
+            )  # fmt: skip
+            final_id = int(out.split()[1].rstrip(":"))
+            gate_version = _q(
+                url,
+                sa.select(schema.versions.c.id)
+                .join(schema.bots, schema.bots.c.id == schema.versions.c.bot_id)
+                .where(schema.bots.c.name == "gate"),
+            )[0][0]
+            held = server.wait_for(
+                lambda: _gate_held(url, final_id, gate_version), what="a final game in play"
+            )
+            resp = server.client.post("/api/v1/bots/gate/disable", headers=auth)
+            assert resp.status_code == 200, resp.text
+            g = schema.games
+            [(state, detail)] = _q(url, sa.select(g.c.state, g.c.detail).where(g.c.id == held))
+            assert state == "failed" and detail == "forfeited: gate was disabled by an admin"
+            made = {r.id for r in _final_games(url, final_id)}
+            hold.unlink()  # the held game ends now: its result must be refused
+            server.wait_for(
+                lambda: server.get(f"/api/v1/finals/{final_id}").json()["state"] == "finished",
+                what="the final to finish",
+                timeout=180,
+            )
+            detail = server.get(f"/api/v1/finals/{final_id}").json()
+            assert detail["champion"] is not None and detail["champion"]["bot"] != "gate"
+            assert [(f["bot"], f["why"]) for f in detail["forfeits"]] == [
+                ("gate", "gate was disabled by an admin")
+            ]
+            gate_match = [
+                m for m in detail["rounds"][0] if any(s and s["bot"] == "gate" for s in m["sides"])
+            ]
+            assert len(gate_match) == 1 and gate_match[0]["decided_by"] == "forfeit"
+            assert gate_match[0]["winner"]["bot"] != "gate"
+            page = server.client.get(f"/finals/{final_id}").text
+            assert 'id="forfeits"' in page and "decided by forfeit" in page
+            # the held game stayed failed (the late result dropped); every game of the gate not
+            # finished before was failed as forfeited, and none was made after the disabling
+            rows = _final_games(url, final_id)
+            assert [r.state for r in rows if r.id == held] == ["failed"]
+            gate_rows = [r for r in rows if gate_version in (r.version0, r.version1)]
+            assert {r.id for r in gate_rows} <= made
+            assert all(
+                r.state == "finished" or r.detail.startswith("forfeited: ") for r in gate_rows
+            )
+            assert {r.state for r in rows if gate_version not in (r.version0, r.version1)} == {
+                "finished"
+            }
+            # enabling the bot again changes nothing in the finished final
+            resp = server.client.post("/api/v1/bots/gate/disable?enable=true", headers=auth)
+            assert resp.status_code == 200, resp.text
+            assert server.get(f"/api/v1/finals/{final_id}").json() == detail

@@ -26,12 +26,25 @@ The policy, and why:
   finalists plays K game pairs; the champion has the most points, ties to the higher seed.
   A game the platform fails for good (every attempt voided) is queued again under a new key
   (`...#2`): a final's game always ends with a result.
+- A finalist whose bot an admin disables mid-final (cheating, a bot that abuses the platform)
+  is disqualified (`disqualify`, in the disabling transaction): it forfeits every game of the
+  final not finished by then. Its queued and running games are failed at once (a late result
+  of one finds the row no longer running and is dropped as stale), the final's `forfeits`
+  keeps it for good (enabling the bot again does not bring back games the bracket has moved
+  past), and the state counts its missing games as lost: in a knockout it loses the match it
+  is in, whatever the points so far (a match its games had decided stands), in a round robin
+  each of its unplayed games is a win of its opponent. Its finished games stand. A finalist
+  its owner retires plays on: the final is pinned to the versions of its start, retiring only
+  takes the bot off the ladder, and a withdrawal would hand the owner a way to dodge a
+  bracket. A finalist that was already disabled when the final starts is in it, and forfeits
+  from the start.
 
 Every function takes a Connection inside the caller's transaction (arena/league/db/database.py).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import itertools
 import json
 from collections.abc import Mapping
@@ -84,6 +97,8 @@ class Final:
     created_at: str
     finished_at: str | None
     champion: int | None
+    #: entrant index -> why it forfeits the rest of the final (`disqualify`)
+    forfeits: Mapping[int, str] = dataclasses.field(default_factory=dict)
 
     @property
     def rules(self) -> Rules:
@@ -106,6 +121,7 @@ def _final(r: Any) -> Final:
         r.created_at,
         r.finished_at,
         r.champion,
+        {int(k): str(v) for k, v in json.loads(r.forfeits or "{}").items()},
     )
 
 
@@ -186,8 +202,58 @@ def start(
     ).inserted_primary_key[0]
     final = get(conn, int(fid))
     assert final is not None
+    for bot_id in _disabled_bots(conn, final.entrants):  # disabled already: forfeits throughout
+        disqualify(conn, bot_id)
+    final = get(conn, final.id)
+    assert final is not None
     advance_one(conn, settings, final)
     return final
+
+
+def _disabled_bots(conn: Connection, version_ids: tuple[int, ...]) -> list[int]:
+    return list(
+        conn.execute(
+            sa.select(bots.c.id)
+            .join(versions, versions.c.bot_id == bots.c.id)
+            .where(
+                versions.c.id.in_(list(version_ids)),
+                bots.c.disabled.is_(True),
+                bots.c.disabled_by != "owner",
+            )
+        ).scalars()
+    )
+
+
+def disqualify(conn: Connection, bot_id: int) -> list[int]:
+    """An admin disabled bot `bot_id`: each running final it has a finalist in records the
+    forfeit and fails that finalist's queued and running games there (see the module's
+    docstring). The finals it was disqualified from."""
+    name = conn.execute(sa.select(bots.c.name).where(bots.c.id == bot_id)).scalar()
+    why = f"{name} was disabled by an admin"
+    mine = set(conn.execute(sa.select(versions.c.id).where(versions.c.bot_id == bot_id)).scalars())
+    out = []
+    for f in running(conn):
+        entrants = [i for i, v in enumerate(f.entrants) if v in mine]
+        if not entrants:
+            continue
+        forfeits = {**f.forfeits, **{i: why for i in entrants if i not in f.forfeits}}
+        conn.execute(
+            finals.update()
+            .where(finals.c.id == f.id)
+            .values(forfeits=json.dumps({str(k): v for k, v in sorted(forfeits.items())}))
+        )
+        seated = [f.entrants[i] for i in entrants]
+        conn.execute(
+            games.update()
+            .where(
+                games.c.schedule_key.like(f"{f.key_prefix()}%"),
+                games.c.state.in_([GameState.QUEUED, GameState.RUNNING]),
+                sa.or_(games.c.version0.in_(seated), games.c.version1.in_(seated)),
+            )
+            .values(state=GameState.FAILED, detail=f"forfeited: {why}", finished_at=now_iso())
+        )
+        out.append(f.id)
+    return out
 
 
 def stop(conn: Connection, final_id: int) -> Final:
@@ -294,7 +360,7 @@ def state(conn: Connection, final: Final) -> State:
         ko_results = {
             k: results[_ko_key(k)] for k in _all_ko_keys(final, results) if _ko_key(k) in results
         }
-        b = bracket(len(final.entrants), final.rules, ko_results)
+        b = bracket(len(final.entrants), final.rules, ko_results, frozenset(final.forfeits))
         wanted = [
             Planned(
                 _ko_key(g.key),
@@ -328,6 +394,13 @@ def _round_robin(
         for pair in range(final.pairs):
             for seat_order, (a, b) in enumerate(((i, j), (j, i))):
                 key = _rr_key(i, j, pair, seat_order)
+                if key not in results and {a, b} & final.forfeits.keys():
+                    # a disqualified finalist's unplayed game: its opponent's win (both
+                    # disqualified: nobody's), not played, not counted as a game played
+                    for side, other in ((a, b), (b, a)):
+                        if side not in final.forfeits and other in final.forfeits:
+                            points[side] += 1.0
+                    continue
                 if key not in results:
                     wanted.append(
                         Planned(
@@ -345,9 +418,16 @@ def _round_robin(
                     points[b] += 0.5
                 elif w in (a, b):
                     points[w] += 1.0
-    order = sorted(range(n), key=lambda e: (-points[e], e))
+    # a disqualified finalist is placed after every other, whatever its points: never champion
+    order = sorted(range(n), key=lambda e: (e in final.forfeits, -points[e], e))
     table = [
-        {"place": k + 1, "entrant": e, "points": points[e], "games": played[e]}
+        {
+            "place": k + 1,
+            "entrant": e,
+            "points": points[e],
+            "games": played[e],
+            "forfeited": e in final.forfeits,
+        }
         for k, e in enumerate(order)
     ]
     return table, wanted, (order[0] if not wanted else None)
@@ -432,6 +512,7 @@ def summary(conn: Connection, final: Final, season_name: str) -> dict[str, Any]:
         "finished_at": final.finished_at,
         "entrants": entrants,
         "champion": by_version.get(final.champion) if final.champion is not None else None,
+        "forfeits": [{**entrants[i], "why": why} for i, why in sorted(final.forfeits.items())],
     }
 
 
@@ -481,6 +562,7 @@ def detail(conn: Connection, final: Final, season_name: str) -> dict[str, Any]:
                 "place": row["place"],
                 "points": row["points"],
                 "games": row["games"],
+                "forfeited": row["forfeited"],
                 **entrants[row["entrant"]],
             }
             for row in st.table

@@ -512,5 +512,8 @@ finals = Table(
     Column("created_at", String(32), nullable=False),
     Column("finished_at", String(32)),
     Column("champion", Integer),  # a version id, once decided
+    # JSON {entrant index: why}: finalists disqualified mid-final (an admin disabled the bot),
+    # who forfeit every game of it not finished by then (migration 0011)
+    Column("forfeits", Text),
     Index("ix_finals_state", "state"),
 )

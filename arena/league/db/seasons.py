@@ -83,6 +83,11 @@ def current(conn: Connection) -> Season | None:
     return None if r is None else _season(r)
 
 
+def by_id(conn: Connection, season_id: int) -> Season | None:
+    r = conn.execute(sa.select(seasons).where(seasons.c.id == season_id)).first()
+    return None if r is None else _season(r)
+
+
 def by_name(conn: Connection, name: str) -> Season | None:
     r = conn.execute(sa.select(seasons).where(seasons.c.name == name)).first()
     return None if r is None else _season(r)

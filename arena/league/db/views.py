@@ -31,6 +31,7 @@ from arena.league.db.roster import (
 )
 from arena.league.db.schema import (
     HUMAN_PREFIX,
+    GameKind,
     GameState,
     VersionState,
     bots,
@@ -43,6 +44,7 @@ from arena.league.db.schema import (
     versions,
     voids,
 )
+from arena.league.db.schema import games as schema_games
 from arena.league.privacy import neutral_paths, public_detail, public_manifest
 from arena.league.ranks import RankTable
 
@@ -498,45 +500,74 @@ def _rating_point_columns() -> tuple[Any, ...]:
     )
 
 
+def _in_season(query: Any, season_id: int | None) -> Any:
+    """`query` over seats kept to the games of one season (None: every game). A chart drawn
+    across a season's start would fall to the prior there, where every rating restarts
+    (arena/league/db/seasons.py): a rating line is one season's."""
+    if season_id is None:
+        return query
+    return query.join(games, games.c.id == seats.c.game_id).where(games.c.season_id == season_id)
+
+
 def rating_history(
-    conn: Connection, version_id: int, variant: str, *, limit: int
+    conn: Connection, version_id: int, variant: str, *, limit: int, season_id: int | None = None
 ) -> list[RatingPoint]:
-    """The version's rating after each of its last `limit` rated games in the variant, oldest
-    first (an index range scan on (version, variant, game))."""
-    rows = conn.execute(
-        sa.select(*_rating_point_columns())
-        .where(
-            seats.c.version_id == version_id,
-            seats.c.variant == variant,
-            seats.c.mu_after.is_not(None),
-        )
-        .order_by(seats.c.game_id.desc())
-        .limit(limit)
+    """The version's rating after each of its last `limit` rated games in the variant (of
+    season `season_id`, if given), oldest first (an index range scan on (version, variant,
+    game))."""
+    query = sa.select(*_rating_point_columns()).where(
+        seats.c.version_id == version_id,
+        seats.c.variant == variant,
+        seats.c.mu_after.is_not(None),
     )
+    rows = conn.execute(_in_season(query, season_id).order_by(seats.c.game_id.desc()).limit(limit))
     return [RatingPoint(*r) for r in reversed(rows.all())]
 
 
-def bot_rating_history(conn: Connection, bot_id: int, *, limit: int) -> list[RatingPoint]:
-    """The bot's ratings (any version, any variant) after its last `limit` rated games, oldest
-    first."""
-    rows = conn.execute(
-        sa.select(*_rating_point_columns())
+def bot_last_season(conn: Connection, bot_id: int) -> int | None:
+    """The season of the bot's latest rated game (None: none, or a league without seasons):
+    the open season's once it has played in it, since games are rated only while their season
+    is open."""
+    return conn.execute(
+        sa.select(games.c.season_id)
+        .select_from(seats.join(games, games.c.id == seats.c.game_id))
         .where(seats.c.bot_id == bot_id, seats.c.mu_after.is_not(None))
         .order_by(seats.c.game_id.desc())
-        .limit(limit)
+        .limit(1)
+    ).scalar()
+
+
+def bot_rating_history(
+    conn: Connection, bot_id: int, *, limit: int, season_id: int | None = None
+) -> list[RatingPoint]:
+    """The bot's ratings (any version, any variant) after its last `limit` rated games (of
+    season `season_id`, if given), oldest first."""
+    query = sa.select(*_rating_point_columns()).where(
+        seats.c.bot_id == bot_id, seats.c.mu_after.is_not(None)
     )
+    rows = conn.execute(_in_season(query, season_id).order_by(seats.c.game_id.desc()).limit(limit))
     return [RatingPoint(*r) for r in reversed(rows.all())]
 
 
 def crosstable(
     conn: Connection, bot_id: int, *, limit: int, games: int = 2000
 ) -> list[dict[str, Any]]:
-    """The bot's results over its last `games` finished games against its `limit` most
+    """The bot's results over its last `games` finished ladder games against its `limit` most
     frequent opponents (bots) in them, from its side: games, wins, draws, losses (forfeits
-    among the losses), points. Bounded by `games`, a bot page costs the same after a year."""
+    among the losses), points. Bounded by `games`, a bot page costs the same after a year.
+
+    Ladder games only (kind `rated`, in any season): a candidate test's games are the new
+    version against the bot's own previous one (the bot would be its own opponent; the
+    verdicts show them), a final's are a handful of games under other stakes (its page shows
+    them), and a /play game's opponent is a person, not a bot."""
     mine = (
         sa.select(seats.c.game_id, seats.c.seat, seats.c.outcome)
-        .where(seats.c.bot_id == bot_id, seats.c.outcome.is_not(None))
+        .select_from(seats.join(schema_games, schema_games.c.id == seats.c.game_id))
+        .where(
+            seats.c.bot_id == bot_id,
+            seats.c.outcome.is_not(None),
+            schema_games.c.kind == GameKind.RATED,
+        )
         .order_by(seats.c.game_id.desc())
         .limit(games)
         .subquery("mine")

@@ -19,6 +19,12 @@ heals from whatever the jobs table went through.
 
 The games in flight belong to the workers, not to this process: a server that stops or is killed
 leaves them alone (`plays_here` is False), and they are recorded while it is away.
+
+The workers record without the server, so nothing here hears of a result as the in-process
+executor's scheduler does. Each look already reads the finished games' running total (the
+`tallies` row the recording transaction bumps), so when it has moved the executor tells the
+scheduler (`on_recorded`): the read cache drops and the pages following a candidate verdict
+read it again within a poll, instead of at their 15 s keep-alive.
 """
 
 from __future__ import annotations
@@ -57,6 +63,8 @@ class QueueExecutor(Executor):
         self.poll = poll
         self.app = queue.deferrer()
         self.enqueued = 0
+        #: the finished games' total as the last look read it
+        self.finished = 0
         self.headroom = HEADROOM
         #: the last fill reached its target (not stopped for want of a pairing)
         self._filled = False
@@ -77,13 +85,19 @@ class QueueExecutor(Executor):
     ) -> None:
         if not isinstance(source, Scheduler):
             raise TypeError("the queue executor plans games with the league's Scheduler")
-        await trio.to_thread.run_sync(self._publish, source.db)
+        # the finished total as the executor starts: what the workers record from then on is
+        # told (it is read before `started`, so nothing recorded after the start is missed)
+        seen = await trio.to_thread.run_sync(self._publish, source.db)
         task_status.started()
         while True:
             await trio.to_thread.run_sync(self.fill, source)
+            if self.finished != seen:  # the workers recorded something since the last look
+                source.on_recorded()
+                seen = self.finished
             await trio.sleep(self.poll)
 
-    def _publish(self, db: Database) -> None:
+    def _publish(self, db: Database) -> int:
+        """Blocking: publish what workers need to know; the finished games' total now."""
         with db.write() as conn:
             fleet.worker_secret(conn)
             fleet.set_meta(conn, "stalled_after", str(self.stalled_after))
@@ -91,6 +105,8 @@ class QueueExecutor(Executor):
             fleet.set_meta(conn, fleet.OVERSUBSCRIBE, str(self.settings.oversubscribe).lower())
             if self.public_url:
                 fleet.set_meta(conn, fleet.SERVER_URL, self.public_url)
+            self.finished = views.counts(conn).get(schema.GameState.FINISHED, 0)
+        return self.finished
 
     def fill(self, scheduler: Scheduler) -> int:
         """Blocking: re-defer orphaned games, then create and defer new ones up to the target;
@@ -103,6 +119,7 @@ class QueueExecutor(Executor):
                 n += 1
             capacity = fleet.live_capacity(conn, self.stalled_after)
             counts = views.counts(conn)
+        self.finished = counts.get(schema.GameState.FINISHED, 0)
         queued = counts.get(schema.GameState.QUEUED, 0)
         in_flight = queued + counts.get(schema.GameState.RUNNING, 0)
         if self._filled:  # a queue that was short of games to plan says nothing of its depth

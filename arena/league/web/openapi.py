@@ -599,6 +599,12 @@ SCHEMAS.update(
                 "finished_at": _nullable("string"),
                 "entrants": {"type": "array", "items": _ref("Finalist")},
                 "champion": _SIDE,
+                # finalists disqualified mid-final (an admin disabled the bot): they forfeit
+                # every game of the final not finished by then
+                "forfeits": {
+                    "type": "array",
+                    "items": _obj({**_FINALIST["properties"], "why": _STR}),
+                },
             }
         ),
         "Finals": _obj({"items": {"type": "array", "items": _ref("Final")}}),
@@ -626,7 +632,7 @@ SCHEMAS.update(
                                 "points": {"type": "array", "items": _NUM},
                                 "pairs": _INT,
                                 "winner": _SIDE,
-                                "decided_by": {"enum": ["", "bye", "points", "seed"]},
+                                "decided_by": {"enum": ["", "bye", "points", "seed", "forfeit"]},
                                 "games": {"type": "array", "items": _INT},
                             }
                         ),
@@ -639,6 +645,7 @@ SCHEMAS.update(
                             "place": _INT,
                             "points": _NUM,
                             "games": _INT,
+                            "forfeited": _BOOL,
                             "seed": _INT,
                             "bot": _STR,
                             "version": _INT,

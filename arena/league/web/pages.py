@@ -30,7 +30,7 @@ from starlette.responses import RedirectResponse, Response
 from starlette.routing import Route
 
 from arena.league import candidates, privacy
-from arena.league.db import schema, views
+from arena.league.db import schema, seasons, views
 from arena.league.errors import LeagueError
 from arena.league.service import League, User, bot_id_filter
 from arena.league.web.auth import current_user, require_user
@@ -219,6 +219,9 @@ def _leaderboard_data(
         conn, variant, limit=LEADERBOARD_PAGE + 1, offset=offset, sort=sort, descending=descending
     )
     top = views.leaderboard(conn, variant, limit=CHART_BOTS, offset=0, intervals=False)
+    # the live table is the open season's: its lines start at the season's start, where every
+    # rating restarted from the prior (none open: the ladder's last games, whichever season)
+    season = seasons.current(conn)
     return {
         "rows": rows,
         # only a page past the end needs the size (to name the last page)
@@ -228,7 +231,13 @@ def _leaderboard_data(
             (
                 f"{r['bot']} v{r['version']}",
                 r["games"],
-                views.rating_history(conn, r["version_id"], variant, limit=CHART_GAMES),
+                views.rating_history(
+                    conn,
+                    r["version_id"],
+                    variant,
+                    limit=CHART_GAMES,
+                    season_id=season.id if season is not None else None,
+                ),
             )
             for r in top
         ],
@@ -422,11 +431,18 @@ def _bot_data(conn: Any, name: str) -> dict[str, Any] | None:
         dataclasses.replace(v, validation=privacy.public_report(v.validation))
         for v in views.bot_versions(conn, detail["id"])
     ]
+    # the chart is one season's, the season of its latest rated game (the open one once it
+    # has played there): across a season's start its ratings restart from the prior
+    season_id = views.bot_last_season(conn, detail["id"])
+    season = seasons.by_id(conn, season_id) if season_id is not None else None
     return {
         "bot": detail,
         "versions": vs,
         "ratings": {v.id: views.version_ratings(conn, v.id) for v in vs[:10]},
-        "history": views.bot_rating_history(conn, detail["id"], limit=BOT_HISTORY),
+        "season": season,
+        "history": views.bot_rating_history(
+            conn, detail["id"], limit=BOT_HISTORY, season_id=season_id
+        ),
         "games": views.list_games(conn, limit=BOT_GAMES, offset=0, bot_id=detail["id"]),
         "crosstable": views.crosstable(
             conn, detail["id"], limit=BOT_OPPONENTS, games=BOT_CROSSTABLE_GAMES
@@ -453,9 +469,11 @@ async def bot_page(request: Request) -> Response:
         points.append((len(points), p.rating))
     n = len(data["history"])
     last = f"its last {n}" if n == BOT_HISTORY else f"its {n}"
+    season = data["season"]
+    of_season = f" of season {season.name}" if season is not None else ""
     chart = charts(
         sorted(by_variant.items()),
-        title=f"Rating (\u03bc \u2212 3\u03c3) over {last} rated games, by variant",
+        title=f"Rating (\u03bc \u2212 3\u03c3) over {last} rated games{of_season}, by variant",
         x_label="its rated games in the variant (all versions, oldest first)",
     )
     active = next((v for v in data["versions"] if v.state == "active"), None)
@@ -469,6 +487,7 @@ async def bot_page(request: Request) -> Response:
         ratings=data["ratings"],
         active=active,
         chart=chart if by_variant else None,
+        chart_season=season,
         games=data["games"],
         crosstable=data["crosstable"],
         crosstable_games=BOT_CROSSTABLE_GAMES,

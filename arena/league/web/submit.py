@@ -173,9 +173,10 @@ async def submission_events(request: Request) -> Response:
             if status["final"]:
                 await emit("end", {"state": status["state"]})
                 return
-            # a validation ends between bumps only through `run_validations`, which bumps;
-            # the timeout re-reads anyway (an admin may disable the version meanwhile, a
-            # remote worker records a result this server does not see)
+            # a validation ends between bumps only through `run_validations`, which bumps; a
+            # result recorded by a remote worker bumps `results` at the queue executor's next
+            # look (executors/remote.py); the timeout re-reads anyway (an admin may disable the
+            # version meanwhile)
             with trio.move_on_after(PING):
                 if status["state"] in FINAL:
                     await league.results.wait_past(seen[1])
