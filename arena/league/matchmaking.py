@@ -44,6 +44,7 @@ from __future__ import annotations
 
 import math
 import random
+import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -51,6 +52,9 @@ from typing import Any
 from arena.league.db.ledger import Candidate
 from arena.league.ratings import BETA, TAU
 from arena.league.settings import Matchmaking
+
+#: a sigma this many times the table's median or more is a version still settling
+SETTLED = 1.25
 
 
 @dataclass(frozen=True)
@@ -137,9 +141,21 @@ def _uncertainty(
     else:
         first = _least(rng, cands, lambda c: -c.sigma)
     others = [c for c in cands if c.bot_id != first.bot_id]
-    if rng.random() < mm.wide_window_chance:
+    # a version still settling learns nothing from a far opponent (p(1 - p) near 0): its
+    # games all go to the informative one; the wide draw is for the settled, so every pair
+    # can still meet once it has settled
+    if not settling(first, cands, mm) and rng.random() < mm.wide_window_chance:
         return first, rng.choice(others)
     return first, _least(rng, others, lambda c: -sigma_reduction(first, c))
+
+
+def settling(version: Candidate, cands: Sequence[Candidate], mm: Matchmaking) -> bool:
+    """Whether `version` is still settling: in placement, or its sigma above `SETTLED` times
+    the table's median sigma (the level OpenSkill's tau holds a table's played versions at;
+    a fresh version starts at several times it)."""
+    if version.games < mm.placement_games:
+        return True
+    return version.sigma > SETTLED * statistics.median(c.sigma for c in cands)
 
 
 def sigma_reduction(a: Any, b: Any, *, beta: float = BETA, tau: float = TAU) -> float:
