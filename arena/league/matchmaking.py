@@ -38,6 +38,15 @@ The first bot (out of placement) is the one whose own rating has most to gain, t
 sigma, with probability 1 - `idle_chance`; otherwise the one idle longest (no starvation:
 a bot waits at most as many such draws as there are bots). Scoring every pair would find the
 single best game, but it costs n^2 per game; the first-bot rule makes it n.
+
+A version still *settling* (in placement, or its sigma above `SETTLED` times the table's
+median: a new version starts at several times the level tau holds a played table at, and
+comes down over its first hundred or two games) is the largest sigma, so it is the first bot
+in all but the idle draws, and it never gets the wide draw: a far opponent (p near 0 or 1)
+teaches it almost nothing, and it meets the far ones once settled. What limits how fast its
+PLACE settles is mostly not the pairing: benchmarks/league.py measured it (docs/league.md,
+"Matchmaking"); where its neighbours are closer in skill than the sigmas tau keeps can
+separate, no pairing tells its place to +-1.
 """
 
 from __future__ import annotations
