@@ -29,8 +29,17 @@ fast matchmaking settles a new version's rank.
   real arena/league/matchmaking.py and arena/league/ratings.py. Printed: the games the new
   version played, and the league's games, until its 95% rank interval (arena/league/ranks.py)
   lies within +-1 place of its true place and stays so to the horizon; median and quartiles
-  (nearest rank) over `--seeds` seeds, a run that did not settle within the horizon counted
-  as never (and the number of them), and the ratios uncertainty / halite.
+  (nearest rank) over `--seeds` seeds (0..N-1), a run that did not settle within the horizon
+  counted as never (and the number of them), and the ratios uncertainty / halite. By two
+  definitions: the old one checks the interval only after the new version's own games, so a
+  policy that plays it more checks it more often and sees more of the excursions that undo
+  "for good" (the `halite` baseline plays it in about 3% of the games, `uncertainty` in 6%);
+  the new one checks it after every league game, the same checkpoints for both. Also: in how
+  many runs the place can be told to +-1 at all (the interval were the new version's rating
+  exact: mu at its true skill, sigma at the table's median; where its neighbours are closer
+  than the sigmas OpenSkill keeps can separate, no policy settles it but by luck), the new
+  definition's figures over those runs only, and how many runs are within +-1 place after
+  100, 250, 1000 and 4000 league games (a snapshot, free of "for good").
 """
 
 from __future__ import annotations
@@ -707,6 +716,24 @@ class SimLeague:
         )
 
 
+@dataclasses.dataclass
+class Settling:
+    """One run's answer for one policy, by both definitions (module docstring)."""
+
+    #: old definition: (its games, league games) when its interval, checked after each of ITS
+    #: games, was within +-1 place for good; None: not within the horizon
+    at_own: tuple[int, int] | None
+    #: new definition: the same, checked after EVERY league game (the same checkpoints for
+    #: every policy)
+    at_every: tuple[int, int] | None
+    #: league games -> whether the interval was within +-1 place then (CHECKPOINTS)
+    within_at: dict[int, bool]
+    played: int
+
+
+CHECKPOINTS = (100, 250, 1000, 4000)
+
+
 def sim_play(
     league: SimLeague,
     policy: str,
@@ -714,16 +741,18 @@ def sim_play(
     rng: random.Random,
     results: random.Random,
     watch: int | None = None,
-) -> tuple[tuple[int, int] | None, int]:
+) -> Settling | None:
     """Play `count` games under `policy`. With `watch` (a bot's index): when its rank interval
-    settled for good, as (its games, the league's games) then, or None; and its games."""
+    settled for good, by both definitions (`Settling`)."""
     mm = Matchmaking(policy=policy)
     scale = math.sqrt(2.0) * BETA
-    place = None
+    place = 0
     if watch is not None:
         mine = league.true[watch]
         place = 1 + sum(1 for j, t in enumerate(league.true) if j != watch and t > mine)
-    settled: tuple[int, int] | None = None
+    at_own: tuple[int, int] | None = None
+    at_every: tuple[int, int] | None = None
+    within_at: dict[int, bool] = {}
     played = 0
     for step in range(1, count + 1):
         league.clock += 1
@@ -740,19 +769,26 @@ def sim_play(
         for x in (a, b):
             league.games[x] += 1
             league.last[x] = league.clock
-        if watch in (a, b):
-            played += 1
-            table = RankTable([(s.mu, s.sigma) for s in league.skills])
-            if table.interval(watch).within(place):
-                settled = settled or (played, step)
-            else:
-                settled = None
-    return settled, played
+        if watch is None:
+            continue
+        mine_played = watch in (a, b)
+        played += mine_played
+        within = RankTable([(s.mu, s.sigma) for s in league.skills]).interval(watch).within(place)
+        if step in CHECKPOINTS:
+            within_at[step] = within
+        at_every = (at_every or (played, step)) if within else None
+        if mine_played:
+            at_own = (at_own or (played, step)) if within else None
+    if watch is None:
+        return None
+    return Settling(at_own, at_every, within_at, played)
 
 
 def settling_run(
     seed: int, bots: int, gap: float, warm: int, change: float, horizon: int
-) -> dict[str, tuple[tuple[int, int] | None, int]]:
+) -> tuple[bool, dict[str, Settling]]:
+    """One seed: whether the new version's place can be told to +-1 at all, and each policy's
+    `Settling`, from the same state with the same new version."""
     rng = random.Random(seed)
     true = [rng.uniform(0.0, bots * gap) for _ in range(bots)]
     shift = MU0 - bots * gap / 2.0
@@ -760,47 +796,82 @@ def settling_run(
     sim_play(league, "halite", warm * bots // 2, random.Random(seed + 1), random.Random(seed + 2))
     new = rng.randrange(bots)
     new_true = league.true[new] + rng.gauss(0.0, change)
+    # can its place be told to +-1 at all? its interval were its rating exact (mu at its true
+    # skill, sigma at the table's median: OpenSkill's tau keeps it there), the others' as they
+    # stand: when not, no policy settles it but by luck (the neighbours too close in skill
+    # for the sigmas the rating model keeps), the same for both
+    place = 1 + sum(1 for j, t in enumerate(league.true) if j != new and t > new_true)
+    exact = [(s.mu, s.sigma) for s in league.skills]
+    exact[new] = (new_true + shift, statistics.median(s for _, s in exact))
+    tellable = RankTable(exact).interval(new).within(place)
     out = {}
     for policy in ("halite", "uncertainty"):  # the same state, the same new version
         run = league.copy()
         run.true[new] = new_true
         run.skills[new] = Skill(league.skills[new].mu, SIGMA0)
         run.games[new] = 0
-        out[policy] = sim_play(
+        settled = sim_play(
             run, policy, horizon, random.Random(seed + 3), random.Random(seed + 4), watch=new
         )
-    return out
+        assert settled is not None
+        out[policy] = settled
+    return tellable, out
 
 
 def settling(seeds: int, bots: int, gap: float, warm: int, change: float, horizon: int) -> None:
     started = time.perf_counter()
     runs = [settling_run(s, bots, gap, warm, change, horizon) for s in range(seeds)]
+    tellable = [i for i, (t, _) in enumerate(runs) if t]
     print(
         f"[settling] {bots} bots {gap:g} apart on average, settled by {warm} games a bot, a new "
-        f"version changed by N(0, {change:g}); {horizon} league games a run, {seeds} seeds, "
-        f"{time.perf_counter() - started:.0f} s"
+        f"version changed by N(0, {change:g}); {horizon} league games a run, seeds 0..{seeds - 1}, "
+        f"{time.perf_counter() - started:.0f} s; its place can be told to +-1 at all (its "
+        f"interval were its rating exact) in {len(tellable)} of {seeds} runs"
     )
     medians = {}
     for policy in ("halite", "uncertainty"):
-        done = [r[policy][0] for r in runs]
-        own = [d[0] if d else math.inf for d in done]
-        league_games = [d[1] if d else math.inf for d in done]
-        never = sum(1 for d in done if d is None)
-        medians[policy] = (_rank_quantile(own, 0.5), _rank_quantile(league_games, 0.5))
-        print(
-            f"[settling] {policy:>11}: the new version's games until its rank interval is "
-            f"within +-1 place for good: median {_show(own, 0.5)}, quartiles "
-            f"{_show(own, 0.25)}..{_show(own, 0.75)}; league games until then: median "
-            f"{_show(league_games, 0.5)}, quartiles {_show(league_games, 0.25)}.."
-            f"{_show(league_games, 0.75)}; not settled within the horizon in {never} of "
-            f"{seeds} runs (counted as never); its share of the league's games: "
-            f"{statistics.mean(r[policy][1] for r in runs) / horizon:.0%}"
+        results = [r[policy] for _, r in runs]
+        for label, field, subset in (
+            ("old definition (checked after its games)", "at_own", range(seeds)),
+            ("new definition (checked after every league game)", "at_every", range(seeds)),
+            ("new definition, the runs where +-1 can be told", "at_every", tellable),
+        ):
+            done = [getattr(results[i], field) for i in subset]
+            own = [d[0] if d else math.inf for d in done]
+            league_games = [d[1] if d else math.inf for d in done]
+            never = sum(1 for d in done if d is None)
+            medians[policy, field, len(done)] = (
+                _rank_quantile(own, 0.5),
+                _rank_quantile(league_games, 0.5),
+            )
+            print(
+                f"[settling] {policy:>11}, {label}: its games until its rank interval is "
+                f"within +-1 place for good: median {_show(own, 0.5)}, quartiles "
+                f"{_show(own, 0.25)}..{_show(own, 0.75)}; league games until then: median "
+                f"{_show(league_games, 0.5)}, quartiles {_show(league_games, 0.25)}.."
+                f"{_show(league_games, 0.75)}; never within the horizon: {never} of {len(done)}"
+            )
+        within = ", ".join(
+            f"{sum(r.within_at.get(c, False) for r in results)} after {c}"
+            for c in CHECKPOINTS
+            if c <= horizon
         )
-    (h_own, h_league), (u_own, u_league) = medians["halite"], medians["uncertainty"]
-    print(
-        f"[settling] uncertainty / halite (medians; below 1: settles sooner): its games "
-        f"{_ratio(u_own, h_own)}, league games {_ratio(u_league, h_league)}"
-    )
+        print(
+            f"[settling] {policy:>11}: runs whose interval is within +-1 place after so many "
+            f"league games: {within} (of {seeds}); its share of the league's games: "
+            f"{statistics.mean(r.played for r in results) / horizon:.0%}"
+        )
+    for field, n, label in (
+        ("at_own", seeds, "old definition"),
+        ("at_every", seeds, "new definition"),
+        ("at_every", len(tellable), "new definition, the runs where +-1 can be told"),
+    ):
+        h_own, h_league = medians["halite", field, n]
+        u_own, u_league = medians["uncertainty", field, n]
+        print(
+            f"[settling] uncertainty / halite, {label} (medians; below 1: settles sooner): "
+            f"its games {_ratio(u_own, h_own)}, league games {_ratio(u_league, h_league)}"
+        )
 
 
 def _rank_quantile(values: list[float], q: float) -> float:

@@ -38,12 +38,22 @@ The first bot (out of placement) is the one whose own rating has most to gain, t
 sigma, with probability 1 - `idle_chance`; otherwise the one idle longest (no starvation:
 a bot waits at most as many such draws as there are bots). Scoring every pair would find the
 single best game, but it costs n^2 per game; the first-bot rule makes it n.
+
+A version still *settling* (in placement, or its sigma above `SETTLED` times the table's
+median: a new version starts at several times the level tau holds a played table at, and
+comes down over its first hundred or two games) is the largest sigma, so it is the first bot
+in all but the idle draws, and it never gets the wide draw: a far opponent (p near 0 or 1)
+teaches it almost nothing, and it meets the far ones once settled. What limits how fast its
+PLACE settles is mostly not the pairing: benchmarks/league.py measured it (docs/league.md,
+"Matchmaking"); where its neighbours are closer in skill than the sigmas tau keeps can
+separate, no pairing tells its place to +-1.
 """
 
 from __future__ import annotations
 
 import math
 import random
+import statistics
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -51,6 +61,9 @@ from typing import Any
 from arena.league.db.ledger import Candidate
 from arena.league.ratings import BETA, TAU
 from arena.league.settings import Matchmaking
+
+#: a sigma this many times the table's median or more is a version still settling
+SETTLED = 1.25
 
 
 @dataclass(frozen=True)
@@ -137,9 +150,21 @@ def _uncertainty(
     else:
         first = _least(rng, cands, lambda c: -c.sigma)
     others = [c for c in cands if c.bot_id != first.bot_id]
-    if rng.random() < mm.wide_window_chance:
+    # a version still settling learns nothing from a far opponent (p(1 - p) near 0): its
+    # games all go to the informative one; the wide draw is for the settled, so every pair
+    # can still meet once it has settled
+    if not settling(first, cands, mm) and rng.random() < mm.wide_window_chance:
         return first, rng.choice(others)
     return first, _least(rng, others, lambda c: -sigma_reduction(first, c))
+
+
+def settling(version: Candidate, cands: Sequence[Candidate], mm: Matchmaking) -> bool:
+    """Whether `version` is still settling: in placement, or its sigma above `SETTLED` times
+    the table's median sigma (the level OpenSkill's tau holds a table's played versions at;
+    a fresh version starts at several times it)."""
+    if version.games < mm.placement_games:
+        return True
+    return version.sigma > SETTLED * statistics.median(c.sigma for c in cands)
 
 
 def sigma_reduction(a: Any, b: Any, *, beta: float = BETA, tau: float = TAU) -> float:

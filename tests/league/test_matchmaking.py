@@ -13,7 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from arena.league.db.ledger import Candidate
-from arena.league.matchmaking import plan_game, sigma_reduction
+from arena.league.matchmaking import plan_game, settling, sigma_reduction
 from arena.league.ratings import TAU, Skill, rate
 from arena.league.settings import MATCHMAKING_POLICIES, Matchmaking, settings_from_dict
 from arena.tournaments.checks import ConfigError
@@ -174,3 +174,57 @@ def test_the_policy_is_chosen_in_league_toml(tmp_path):
         settings_from_dict({"games": ["stripes"], "matchmaking": {"policy": "best"}}, root=tmp_path)
     with pytest.raises(ConfigError, match=r"matchmaking\.idle_chance"):
         settings_from_dict({"games": ["stripes"], "matchmaking": {"idle_chance": 2}}, root=tmp_path)
+
+
+@settings(max_examples=200, deadline=None)
+@given(
+    rows=candidates,
+    mu=st.floats(-20, 70),
+    games=st.integers(10, 200),
+    seed=st.integers(0, 2**32),
+)
+def test_a_settling_version_always_plays_its_most_informative_game(rows, mu, games, seed):
+    """A version out of placement whose sigma is still well above the table's (a new version
+    after its placement games) gets no wide draw, even at wide_window_chance 1: its opponent is
+    the one the lookahead prefers, never a far one that would teach it nothing."""
+    mm = Matchmaking(
+        policy="uncertainty", placement_games=10, wide_window_chance=1.0, idle_chance=0.0
+    )
+    cands = [
+        Candidate(c.version_id, c.bot_id, c.mu, min(c.sigma, 2.0), 10 + c.games, c.last_game_at)
+        for c in pool_of(rows)
+    ]
+    new = Candidate(len(cands) + 1, 99, mu, 6.0, games, None)
+    pool = [*cands, new]
+    assert settling(new, pool, mm)
+    p = plan_game(random.Random(seed), mm, ["v"], {}, {"v": pool})
+    assert p is not None and new.version_id in p.seats
+    opponent = next(c for c in cands if c.version_id in p.seats)
+    best = max(sigma_reduction(new, c) for c in cands)
+    assert sigma_reduction(new, opponent) == pytest.approx(best)
+
+
+def test_settling_is_placement_or_a_sigma_well_above_the_tables():
+    mm = Matchmaking(placement_games=10)
+    table = [Candidate(i, i, 25.0, 1.9, 50, None) for i in range(1, 10)]
+    assert settling(Candidate(20, 20, 25.0, 1.9, 3, None), table, mm)  # in placement
+    assert settling(Candidate(20, 20, 25.0, 3.0, 60, None), table, mm)  # still unsure
+    assert not settling(Candidate(20, 20, 25.0, 2.0, 60, None), table, mm)  # settled
+    # a young table, everyone unsure alike: nobody is singled out
+    young = [Candidate(i, i, 25.0, 6.0, 12, None) for i in range(1, 10)]
+    assert not any(settling(c, young, mm) for c in young)
+
+
+def test_a_settled_version_still_meets_far_opponents():
+    """Out of settling, the wide draw stays: with wide_window_chance 1 the opponent is drawn
+    among all, so far bots meet too (what the no-wide rule must not take away)."""
+    mm = Matchmaking(
+        policy="uncertainty", placement_games=0, wide_window_chance=1.0, idle_chance=0.0
+    )
+    pool = [Candidate(i, i, 5.0 * i, 1.9 + 0.01 * i, 50, None) for i in range(1, 21)]
+    opponents = set()
+    for seed in range(200):
+        p = plan_game(random.Random(seed), mm, ["v"], {}, {"v": pool})
+        assert p is not None and 20 in p.seats
+        opponents |= set(p.seats) - {20}
+    assert len(opponents) >= 15
