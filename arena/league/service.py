@@ -562,15 +562,7 @@ class League:
         if user is None:
             return None
 
-        def run(conn: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None, list[str]]:
-            detail = views.game_detail(conn, game_id)
-            paths = []
-            for seat in (detail or {}).get("seats", []):
-                v = roster.version(conn, seat["version_id"])
-                paths.append(v.path if v is not None else "")
-            return detail, ledger.game_record(conn, game_id), paths
-
-        detail, record, paths = await self.read(run)
+        detail, record, paths = await self.read(_game_with_record, game_id)
         if detail is None or record is None:
             return None
         mine = [s for s, owner in enumerate(detail["owners"]) if owner == user.id or user.is_admin]
@@ -581,15 +573,7 @@ class League:
     async def logs(self, user: User, game_id: int) -> dict[str, Any]:
         """The stderr and log lines of the caller's own bot(s) in a game (403 otherwise)."""
 
-        def run(conn: Any) -> tuple[dict[str, Any] | None, dict[str, Any] | None, list[str]]:
-            detail = views.game_detail(conn, game_id)
-            paths = []
-            for seat in (detail or {}).get("seats", []):
-                v = roster.version(conn, seat["version_id"])
-                paths.append(v.path if v is not None else "")
-            return detail, ledger.game_record(conn, game_id), paths
-
-        detail, record, paths = await self.read(run)
+        detail, record, paths = await self.read(_game_with_record, game_id)
         if detail is None:
             raise LeagueError(f"no game {game_id}", status=404)
         mine = [s for s, owner in enumerate(detail["owners"]) if owner == user.id or user.is_admin]
@@ -981,6 +965,19 @@ def bot_id_filter(conn: Any, bot: str | None) -> int | None:
     if row is None:
         raise LeagueError(f"no bot {bot!r}", status=404, field="bot")
     return row.id
+
+
+def _game_with_record(
+    conn: Any, game_id: int
+) -> tuple[dict[str, Any] | None, dict[str, Any] | None, list[str]]:
+    """A game's detail, its stored record and each seat's bot directory (which the owner's
+    view neutralises in paths: privacy.owner_record), in one read."""
+    detail = views.game_detail(conn, game_id)
+    paths = []
+    for seat in (detail or {}).get("seats", []):
+        v = roster.version(conn, seat["version_id"])
+        paths.append(v.path if v is not None else "")
+    return detail, ledger.game_record(conn, game_id), paths
 
 
 def _games_page(

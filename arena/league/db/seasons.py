@@ -38,6 +38,7 @@ from typing import Any
 import sqlalchemy as sa
 from sqlalchemy.engine import Connection
 
+from arena.league.db import views
 from arena.league.db.ledger import ensure_rating
 from arena.league.db.schema import (
     SeasonState,
@@ -264,27 +265,9 @@ def kept_leaderboard(
     ranked = RankTable([(mu, sigma) for _, mu, sigma in table])
     places = {x.version_id: ranked.interval(where[x.version_id]) for x in rows}
     return [
-        {
-            "rank": offset + i + 1,
-            "bot": x.bot,
-            "owner": x.owner,
-            "version": x.number,
-            "version_id": x.version_id,
-            "state": x.state,
-            "rating": round(x.score, 3),
-            "mu": round(x.mu, 3),
-            "sigma": round(x.sigma, 3),
-            "games": x.games,
-            "wins": x.wins,
-            "draws": x.draws,
-            "losses": x.losses,
-            "forfeits": x.forfeits,
-            "elo": None if x.elo is None else round(x.elo, 1),
-            "elo_ci95": None if x.ci95 is None else round(x.ci95, 1),
-            "last_game_at": x.last_game_at,
-            "rank_low": places[x.version_id].low,
-            "rank_high": places[x.version_id].high,
-        }
+        views.leaderboard_row(
+            offset + i + 1, x, (places[x.version_id].low, places[x.version_id].high)
+        )
         for i, x in enumerate(rows)
     ]
 
@@ -295,7 +278,5 @@ def ranking(conn: Connection, season: Season, variant: str, top: int) -> list[in
     if season.state == SeasonState.CLOSED:
         rows = kept_leaderboard(conn, season.id, variant, limit=top, offset=0)
     else:
-        from arena.league.db import views
-
         rows = views.leaderboard(conn, variant, limit=top, offset=0)
     return [int(r["version_id"]) for r in rows]

@@ -93,29 +93,40 @@ def leaderboard(
         else {}
     )
     return [
-        {
-            "rank": offset + i + 1 if r.rank is None else r.rank,
-            "bot": r.bot,
-            "owner": r.owner,
-            "version": r.number,
-            "version_id": r.version_id,
-            "state": r.state,
-            "rating": round(r.score, 3),
-            "mu": round(r.mu, 3),
-            "sigma": round(r.sigma, 3),
-            "games": r.games,
-            "wins": r.wins,
-            "draws": r.draws,
-            "losses": r.losses,
-            "forfeits": r.forfeits,
-            "elo": None if r.elo is None else round(r.elo, 1),
-            "elo_ci95": None if r.ci95 is None else round(r.ci95, 1),
-            "last_game_at": r.last_game_at,
-            "rank_low": places.get(r.version_id, (None, None))[0],
-            "rank_high": places.get(r.version_id, (None, None))[1],
-        }
+        leaderboard_row(
+            offset + i + 1 if r.rank is None else r.rank,
+            r,
+            places.get(r.version_id, (None, None)),
+        )
         for i, r in enumerate(rows)
     ]
+
+
+def leaderboard_row(rank: int, r: Any, place: tuple[int | None, int | None]) -> dict[str, Any]:
+    """One row of a leaderboard as the pages and the API show it, from a row of the ratings
+    joined with its version, bot and owner: the live table's and a closed season's kept one
+    (arena/league/db/seasons.py) are the same shape. `place` is the rank interval."""
+    return {
+        "rank": rank,
+        "bot": r.bot,
+        "owner": r.owner,
+        "version": r.number,
+        "version_id": r.version_id,
+        "state": r.state,
+        "rating": round(r.score, 3),
+        "mu": round(r.mu, 3),
+        "sigma": round(r.sigma, 3),
+        "games": r.games,
+        "wins": r.wins,
+        "draws": r.draws,
+        "losses": r.losses,
+        "forfeits": r.forfeits,
+        "elo": None if r.elo is None else round(r.elo, 1),
+        "elo_ci95": None if r.ci95 is None else round(r.ci95, 1),
+        "last_game_at": r.last_game_at,
+        "rank_low": place[0],
+        "rank_high": place[1],
+    }
 
 
 def rank_intervals(
