@@ -61,7 +61,11 @@ def play_one_game(league) -> int:
     reply = trio.run(play)
     assert reply["type"] == "record", reply
     with league.db.write() as conn:
-        assert ledger.record_result(conn, gid, claim.attempt, reply["record"])
+        # a record reply is its head (`record`: the small fields) and its text as it came
+        # (`record_json`), which the league stores as the executors do
+        assert ledger.record_result(
+            conn, gid, claim.attempt, reply["record"], record_json=reply["record_json"]
+        )
     return gid
 
 
