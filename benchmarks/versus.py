@@ -53,7 +53,12 @@ games are done once a second, which quantises its run time to seconds).
 5. start-up before the first game: from starting the command to the first move request
    reaching a bot (the bots stamp CLOCK_MONOTONIC: the arena's on its stderr, which the
    record keeps, fastchess's engine in the file INSTANT_STAMP names): `arena tournament run`
-   (concurrency 1, reuse) and `arena match`, against fastchess's first `go`.
+   (concurrency 1, reuse) and `arena match`, against fastchess's first `go`. The arena's
+   bytecode is compiled first (`compileall`, as `pip install .` leaves it): where
+   PYTHONDONTWRITEBYTECODE is set, every command would otherwise compile the arena's modules
+   from source, about a hundred milliseconds of each start-up. With `--baseline DIR` (another
+   checkout of the arena, e.g. `git archive main | tar -x -C DIR`), its commands are timed
+   too, interleaved, and the table gives this checkout's figures against it.
 6. the floor: each step of the referee's turn timed alone (the position, the legal list,
    the message, encoding, decoding, apply, clocks, the accounting's reads), against the
    referee's CPU per turn in a game: what pure Python costs, and what the glue adds.
@@ -67,7 +72,8 @@ committed here.
 Arguments: --rounds (interleaved rounds, 3), --long-games (363-turn games per arena run of
 figures 2 and 4, 40), --short-games (games per arena run of figure 3, 600; fastchess plays four
 times as many), --fc-rounds (fastchess rounds of 2 games for figures 1 and 2, 20), --sections
-(a comma-separated subset of per-turn,two,short,record,startup,floor). The defaults take about
+(a comma-separated subset of per-turn,two,short,record,startup,floor), --baseline (figure 5:
+another checkout to compare the start-up with). The defaults take about
 2-3 minutes on a quiet 2-core machine.
 """
 
@@ -405,11 +411,14 @@ async def _a_record(exe: Path) -> Any:
     return await play_match(config)
 
 
-def arena_first_turn(argv: list[str], records: Callable[[], list[Any]], cwd: Path) -> float | None:
-    """Seconds from starting an arena command to the first `turn` reaching a bot (the bots'
-    stamps on stderr, read from the game records that `records` returns after the run)."""
+def arena_first_turn(
+    argv: list[str], records: Callable[[], list[Any]], cwd: Path, repo: Path = REPO
+) -> float | None:
+    """Seconds from starting an arena command (of the checkout `repo`) to the first `turn`
+    reaching a bot (the bots' stamps on stderr, read from the game records that `records`
+    returns after the run)."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(repo), env.get("PYTHONPATH")) if p)
     t = time.monotonic_ns()
     subprocess.run(argv, cwd=cwd, env=env, capture_output=True, check=True)
     stamps = [
@@ -713,39 +722,50 @@ def startup_section(args: Any, fc: Fastchess, exe: Path, tmp: Path, table: Table
     import json
 
     bot = bot_dir(tmp, exe, "json", stamp=True)
-    toml = tmp / "startup.toml"
     figures: dict[str, list[float]] = {}
+    checkouts = {"": REPO}
+    if args.baseline:
+        checkouts["baseline "] = Path(args.baseline).resolve()
+    for repo in checkouts.values():
+        for package in ("arena", "protocol"):  # as `pip install .` leaves them
+            subprocess.run(
+                [sys.executable, "-m", "compileall", "-q", str(repo / package)], check=True
+            )
     for r in range(args.rounds):
-        results = tmp / f"startup-{r}.sqlite"
-        record = tmp / f"startup-{r}.json"
-        toml.write_text(
-            f'name = "startup"\nreuse = true\nrounds = 1\nconcurrency = 1\n'
-            f'results = "{results}"\nbots = [{{ path = "{bot}", name = "a" }}, '
-            f'{{ path = "{bot}", name = "b" }}]\n'
-            "openings = { turns = 0 }\n"
-            '[[games]]\nname = "wrigglers"\noptions = { size = 19, max_turns = 4 }\n'
-        )
+        order = list(enumerate(checkouts.items()))
+        for k, (label, repo) in order if r % 2 == 0 else order[::-1]:
+            results = tmp / f"startup-{r}-{k}.sqlite"
+            record = tmp / f"startup-{r}-{k}.json"
+            toml = tmp / f"startup-{r}-{k}.toml"
+            toml.write_text(
+                f'name = "startup"\nreuse = true\nrounds = 1\nconcurrency = 1\n'
+                f'results = "{results}"\nbots = [{{ path = "{bot}", name = "a" }}, '
+                f'{{ path = "{bot}", name = "b" }}]\n'
+                "openings = { turns = 0 }\n"
+                '[[games]]\nname = "wrigglers"\noptions = { size = 19, max_turns = 4 }\n'
+            )
 
-        def from_results(results: Path = results) -> list[Any]:
-            with Store(results) as store:
-                return [json.loads(t) for (t,) in store.db.execute("SELECT record FROM games")]
+            def from_results(results: Path = results) -> list[Any]:
+                with Store(results) as store:
+                    rows = store.db.execute("SELECT record FROM games")
+                    return [json.loads(t) for (t,) in rows]
 
-        def from_file(record: Path = record) -> list[Any]:
-            return [json.loads(record.read_text())]
+            def from_file(record: Path = record) -> list[Any]:
+                return [json.loads(record.read_text())]
 
-        arena = [sys.executable, "-m", "arena"]
-        match_options = ["-o", "size=19", "-o", "max_turns=4", "--record", str(record)]
-        runs = {
-            "tournament": ([*arena, "tournament", "run", str(toml)], from_results),
-            "match": (
-                [*arena, "match", "wrigglers", str(bot), str(bot), *match_options],
-                from_file,
-            ),
-        }
-        for name, (argv, records) in runs.items():
-            first = arena_first_turn(argv, records, tmp)
-            if first is not None:
-                figures.setdefault(name, []).append(first)
+            arena = [sys.executable, "-m", "arena"]
+            match_options = ["-o", "size=19", "-o", "max_turns=4", "--record", str(record)]
+            runs = {
+                "tournament": ([*arena, "tournament", "run", str(toml)], from_results),
+                "match": (
+                    [*arena, "match", "wrigglers", str(bot), str(bot), *match_options],
+                    from_file,
+                ),
+            }
+            for name, (argv, records) in runs.items():
+                first = arena_first_turn(argv, records, tmp, repo)
+                if first is not None:
+                    figures.setdefault(label + name, []).append(first)
         f = fc.first_go(tmp / "stamp")
         if f is not None:
             figures.setdefault("fc", []).append(f)
@@ -765,6 +785,15 @@ def startup_section(args: Any, fc: Fastchess, exe: Path, tmp: Path, table: Table
         f"{1000 * fcs:.1f} ms" if fcs else "",
         ratio(m["tournament"], fcs),
     )
+    if args.baseline:
+        table.add(
+            "start-up, the baseline checkout (same run, interleaved)",
+            ", ".join(
+                f"{1000 * m['baseline ' + name]:.0f} ms (`arena {command}`), this checkout "
+                f"{ratio(m[name], m['baseline ' + name])} of it"
+                for name, command in (("tournament", "tournament run"), ("match", "match"))
+            ),
+        )
 
 
 def main() -> int:
@@ -774,6 +803,7 @@ def main() -> int:
     ap.add_argument("--short-games", type=int, default=600)
     ap.add_argument("--fc-rounds", type=int, default=20)
     ap.add_argument("--sections", default="per-turn,two,short,record,startup,floor")
+    ap.add_argument("--baseline", help="another checkout of the arena: start-up compared to it")
     args = ap.parse_args()
     sections = set(args.sections.split(","))
     exe = build("instant_bot")
