@@ -53,8 +53,21 @@ games are done once a second, which quantises its run time to seconds).
 5. start-up before the first game: from starting the command to the first move request
    reaching a bot (the bots stamp CLOCK_MONOTONIC: the arena's on its stderr, which the
    record keeps, fastchess's engine in the file INSTANT_STAMP names): `arena tournament run`
-   (concurrency 1, reuse) and `arena match`, against fastchess's first `go`.
-6. the floor: each step of the referee's turn timed alone (the position, the legal list,
+   (concurrency 1, reuse) and `arena match`, against fastchess's first `go`. The arena's
+   bytecode is compiled first (`compileall`, as `pip install .` leaves it): where
+   PYTHONDONTWRITEBYTECODE is set, every command would otherwise compile the arena's modules
+   from source, about a hundred milliseconds of each start-up. With `--baseline DIR` (another
+   checkout of the arena, e.g. `git archive main | tar -x -C DIR`), its commands are timed
+   too, interleaved, and the table gives this checkout's figures against it.
+6. the league's slot (section `league`, not in the defaults: it needs PostgreSQL, as
+   benchmarks/distributed.py): a league of two copies of the bundled C random bot playing
+   Wrigglers 19x19 (up to 400 turns), its games played by one `arena league worker` with one
+   slot (server `--no-local-games`), and by the server's own slot (the in-process executor,
+   concurrency 1); the figure is the gap in the slot between a game's last turn and its next
+   game's first turn (the records' `started_at` and turn times, +-1 ms), median over
+   `--league-games` games after a warm-up. With `--baseline`, the same runs with the baseline
+   checkout's server and worker, interleaved, and the ratios.
+7. the floor: each step of the referee's turn timed alone (the position, the legal list,
    the message, encoding, decoding, apply, clocks, the accounting's reads), against the
    referee's CPU per turn in a game: what pure Python costs, and what the glue adds.
 
@@ -67,7 +80,9 @@ committed here.
 Arguments: --rounds (interleaved rounds, 3), --long-games (363-turn games per arena run of
 figures 2 and 4, 40), --short-games (games per arena run of figure 3, 600; fastchess plays four
 times as many), --fc-rounds (fastchess rounds of 2 games for figures 1 and 2, 20), --sections
-(a comma-separated subset of per-turn,two,short,record,startup,floor). The defaults take about
+(a comma-separated subset of per-turn,two,short,record,startup,floor,league; league is not
+in the default), --baseline (figures 5 and 6: another checkout to compare with),
+--league-games (games per league run, 30). The defaults take about
 2-3 minutes on a quiet 2-core machine.
 """
 
@@ -405,11 +420,14 @@ async def _a_record(exe: Path) -> Any:
     return await play_match(config)
 
 
-def arena_first_turn(argv: list[str], records: Callable[[], list[Any]], cwd: Path) -> float | None:
-    """Seconds from starting an arena command to the first `turn` reaching a bot (the bots'
-    stamps on stderr, read from the game records that `records` returns after the run)."""
+def arena_first_turn(
+    argv: list[str], records: Callable[[], list[Any]], cwd: Path, repo: Path = REPO
+) -> float | None:
+    """Seconds from starting an arena command (of the checkout `repo`) to the first `turn`
+    reaching a bot (the bots' stamps on stderr, read from the game records that `records`
+    returns after the run)."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO), env.get("PYTHONPATH")) if p)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(repo), env.get("PYTHONPATH")) if p)
     t = time.monotonic_ns()
     subprocess.run(argv, cwd=cwd, env=env, capture_output=True, check=True)
     stamps = [
@@ -713,39 +731,50 @@ def startup_section(args: Any, fc: Fastchess, exe: Path, tmp: Path, table: Table
     import json
 
     bot = bot_dir(tmp, exe, "json", stamp=True)
-    toml = tmp / "startup.toml"
     figures: dict[str, list[float]] = {}
+    checkouts = {"": REPO}
+    if args.baseline:
+        checkouts["baseline "] = Path(args.baseline).resolve()
+    for repo in checkouts.values():
+        for package in ("arena", "protocol"):  # as `pip install .` leaves them
+            subprocess.run(
+                [sys.executable, "-m", "compileall", "-q", str(repo / package)], check=True
+            )
     for r in range(args.rounds):
-        results = tmp / f"startup-{r}.sqlite"
-        record = tmp / f"startup-{r}.json"
-        toml.write_text(
-            f'name = "startup"\nreuse = true\nrounds = 1\nconcurrency = 1\n'
-            f'results = "{results}"\nbots = [{{ path = "{bot}", name = "a" }}, '
-            f'{{ path = "{bot}", name = "b" }}]\n'
-            "openings = { turns = 0 }\n"
-            '[[games]]\nname = "wrigglers"\noptions = { size = 19, max_turns = 4 }\n'
-        )
+        order = list(enumerate(checkouts.items()))
+        for k, (label, repo) in order if r % 2 == 0 else order[::-1]:
+            results = tmp / f"startup-{r}-{k}.sqlite"
+            record = tmp / f"startup-{r}-{k}.json"
+            toml = tmp / f"startup-{r}-{k}.toml"
+            toml.write_text(
+                f'name = "startup"\nreuse = true\nrounds = 1\nconcurrency = 1\n'
+                f'results = "{results}"\nbots = [{{ path = "{bot}", name = "a" }}, '
+                f'{{ path = "{bot}", name = "b" }}]\n'
+                "openings = { turns = 0 }\n"
+                '[[games]]\nname = "wrigglers"\noptions = { size = 19, max_turns = 4 }\n'
+            )
 
-        def from_results(results: Path = results) -> list[Any]:
-            with Store(results) as store:
-                return [json.loads(t) for (t,) in store.db.execute("SELECT record FROM games")]
+            def from_results(results: Path = results) -> list[Any]:
+                with Store(results) as store:
+                    rows = store.db.execute("SELECT record FROM games")
+                    return [json.loads(t) for (t,) in rows]
 
-        def from_file(record: Path = record) -> list[Any]:
-            return [json.loads(record.read_text())]
+            def from_file(record: Path = record) -> list[Any]:
+                return [json.loads(record.read_text())]
 
-        arena = [sys.executable, "-m", "arena"]
-        match_options = ["-o", "size=19", "-o", "max_turns=4", "--record", str(record)]
-        runs = {
-            "tournament": ([*arena, "tournament", "run", str(toml)], from_results),
-            "match": (
-                [*arena, "match", "wrigglers", str(bot), str(bot), *match_options],
-                from_file,
-            ),
-        }
-        for name, (argv, records) in runs.items():
-            first = arena_first_turn(argv, records, tmp)
-            if first is not None:
-                figures.setdefault(name, []).append(first)
+            arena = [sys.executable, "-m", "arena"]
+            match_options = ["-o", "size=19", "-o", "max_turns=4", "--record", str(record)]
+            runs = {
+                "tournament": ([*arena, "tournament", "run", str(toml)], from_results),
+                "match": (
+                    [*arena, "match", "wrigglers", str(bot), str(bot), *match_options],
+                    from_file,
+                ),
+            }
+            for name, (argv, records) in runs.items():
+                first = arena_first_turn(argv, records, tmp, repo)
+                if first is not None:
+                    figures.setdefault(label + name, []).append(first)
         f = fc.first_go(tmp / "stamp")
         if f is not None:
             figures.setdefault("fc", []).append(f)
@@ -765,6 +794,154 @@ def startup_section(args: Any, fc: Fastchess, exe: Path, tmp: Path, table: Table
         f"{1000 * fcs:.1f} ms" if fcs else "",
         ratio(m["tournament"], fcs),
     )
+    if args.baseline:
+        table.add(
+            "start-up, the baseline checkout (same run, interleaved)",
+            ", ".join(
+                f"{1000 * m['baseline ' + name]:.0f} ms (`arena {command}`), this checkout "
+                f"{ratio(m[name], m['baseline ' + name])} of it"
+                for name, command in (("tournament", "tournament run"), ("match", "match"))
+            ),
+        )
+
+
+LEAGUE_GAMES = '[{ name = "wrigglers", options = { size = 19, max_turns = 400 } }]'
+
+
+def league_gaps(tmp: Path, repo: Path, games: int, worker: bool) -> tuple[list[float], int]:
+    """One league run with the checkout `repo`: gaps (seconds) in the slot between a game's
+    last turn and the next game's first turn, over `games` games after three, and the median
+    turns per game. `worker`: one `arena league worker` with one slot plays (the server
+    queues); else the server's own slot (the in-process executor, concurrency 1)."""
+    import re
+    import shutil
+    import signal as _signal
+    import uuid
+
+    import sqlalchemy as sa
+
+    from arena.league.db.ledger import decompress_record
+
+    sys.path.insert(0, str(HERE))
+    from distributed import database  # the PostgreSQL of .ci/setup-system
+
+    env = dict(os.environ, PYTHONPATH=str(repo))
+
+    def arena(*args: str) -> None:
+        out = subprocess.run(
+            [sys.executable, "-m", "arena", *args], env=env, capture_output=True, text=True
+        )
+        if out.returncode:
+            raise SystemExit(f"arena {' '.join(args)}: {out.stderr}")
+
+    with database() as url:
+        d = tmp / f"league-{uuid.uuid4().hex[:6]}"
+        arena("league", "init", str(d), "--database", url)
+        toml = d / "league.toml"
+        text = toml.read_text()
+        for key, value in {
+            "games": LEAGUE_GAMES,
+            "time_control": '"20+0.2"',
+            "concurrency": "1",
+        }.items():
+            text = re.sub(rf"(?m)^{key} = .*$", f"{key} = {value}", text)
+        toml.write_text(text)
+        arena("league", "user", "add", "op", "--admin", "-C", str(d))
+        for name in ("ca", "cb"):
+            bot = tmp / f"{d.name}-{name}"
+            shutil.copytree(REPO / "bots" / "random-c", bot)
+            t = (bot / "bot.toml").read_text()
+            (bot / "bot.toml").write_text(re.sub(r'(?m)^name = ".*"', f'name = "{name}"', t))
+            arena("league", "bot", "add", str(bot), "--owner", "op", "-C", str(d))
+        log = open(tmp / f"{d.name}.log", "ab")  # noqa: SIM115
+        serve = ["league", "serve", str(d), "--listen", "127.0.0.1:0"]
+        argvs = [serve + (["--no-local-games"] if worker else [])]
+        if worker:
+            name, cache = f"bench-{d.name}", str(tmp / f"cache-{d.name}")
+            argvs.append(["league", "worker", "--database", url, "--name", name, "--cache", cache])
+        procs = [
+            subprocess.Popen(
+                [sys.executable, "-m", "arena", *argv], env=env, stdout=log, stderr=log
+            )
+            for argv in argvs
+        ]
+        engine = sa.create_engine(url)
+        try:
+            deadline = time.monotonic() + 600
+            count = sa.text("SELECT count(*) FROM games WHERE state = 'finished'")
+            while True:
+                with engine.connect() as conn:
+                    if conn.execute(count).scalar() >= games + 3:
+                        break
+                if time.monotonic() > deadline or any(p.poll() is not None for p in procs):
+                    raise SystemExit(f"the league did not play (see {log.name})")
+                time.sleep(0.2)  # polling the database, not synchronising
+            with engine.connect() as conn:
+                rows = conn.execute(
+                    sa.text(
+                        "SELECT r.data FROM records r JOIN games g ON g.id = r.game_id "
+                        "WHERE g.state = 'finished'"
+                    )
+                ).all()
+        finally:
+            for proc in reversed(procs):
+                proc.send_signal(_signal.SIGTERM)
+                try:
+                    proc.wait(timeout=60)
+                except subprocess.TimeoutExpired:
+                    proc.kill()
+                    proc.wait()
+            log.close()
+            engine.dispose()
+    spans = []
+    turns = []
+    for (data,) in rows:
+        rec = decompress_record(data)
+        if not rec["turns"]:
+            continue
+        start = _wall(rec["started_at"])
+        spans.append((start + rec["turns"][0]["t"], start + rec["turns"][-1]["t"]))
+        turns.append(len(rec["turns"]))
+    spans.sort()
+    gaps = [b[0] - a[1] for a, b in itertools.pairwise(spans)][3:]
+    return gaps, int(med(turns)) if turns else 0
+
+
+def league_section(args: Any, tmp: Path, table: Table) -> None:
+    checkouts = {"": REPO}
+    if args.baseline:
+        checkouts["baseline "] = Path(args.baseline).resolve()
+    figures: dict[str, list[float]] = {}
+    turns: list[int] = []
+    for r in range(args.rounds):
+        order = list(checkouts.items())
+        for label, repo in order if r % 2 == 0 else order[::-1]:
+            for kind, worker in (("worker", True), ("server", False)):
+                gaps, n = league_gaps(tmp, repo, args.league_games, worker)
+                figures.setdefault(label + kind, []).append(med(gaps))
+                turns.append(n)
+        print(
+            f"  round {r + 1}: "
+            + ", ".join(f"{k} {1000 * v[-1]:.1f} ms" for k, v in figures.items()),
+            flush=True,
+        )
+    m = {k: med(v) for k, v in figures.items()}
+    for kind, what in (
+        ("worker", "a league worker's slot (arena/league/slot.py)"),
+        ("server", "the server's own slot (the in-process executor)"),
+    ):
+        base = m.get("baseline " + kind)
+        table.add(
+            f"the league: {what}, a game's last turn to its next game's first turn "
+            f"(Wrigglers 19x19, median {med(turns)} turns)",
+            f"{1000 * m[kind]:.1f} ms"
+            + (
+                f"; the baseline checkout {1000 * base:.1f} ms, this one "
+                f"{ratio(m[kind], base)} of it"
+                if base is not None
+                else ""
+            ),
+        )
 
 
 def main() -> int:
@@ -774,6 +951,8 @@ def main() -> int:
     ap.add_argument("--short-games", type=int, default=600)
     ap.add_argument("--fc-rounds", type=int, default=20)
     ap.add_argument("--sections", default="per-turn,two,short,record,startup,floor")
+    ap.add_argument("--baseline", help="another checkout of the arena, to compare with")
+    ap.add_argument("--league-games", type=int, default=30)
     args = ap.parse_args()
     sections = set(args.sections.split(","))
     exe = build("instant_bot")
@@ -801,6 +980,9 @@ def main() -> int:
         if "startup" in sections:
             print("start-up:")
             startup_section(args, fc, exe, tmp, table)
+        if "league" in sections:
+            print("the league's slot:")
+            league_section(args, tmp, table)
         if "floor" in sections:
             floor_section(exe, table)
     print(f"load average {os.getloadavg()[0]:.2f} at the end")

@@ -18,6 +18,23 @@ from arena.errors import ArenaError
 # modules under arena.cli that contribute subcommands, in help order
 _COMMAND_MODULES = ("games", "new", "match", "play", "tournament", "sprt", "league")
 
+# the module of each subcommand (tests/referee/test_cli_imports.py checks it against what the
+# modules register): a command line naming one imports that module only, not every command's
+# (the others' imports were a measured part of `arena match`'s and `arena tournament run`'s
+# start-up, benchmarks/versus.py); `arena --help` and anything else build the whole parser
+COMMAND_MODULE = {
+    "games": "games",
+    "rules": "games",
+    "new": "new",
+    "match": "match",
+    "replay": "match",
+    "check": "match",
+    "play": "play",
+    "tournament": "tournament",
+    "sprt": "sprt",
+    "league": "league",
+}
+
 
 class ArgumentParser(argparse.ArgumentParser):
     """argparse with the arena's error form: one line `arena: error: ...`, exit 2, no usage
@@ -30,7 +47,8 @@ class ArgumentParser(argparse.ArgumentParser):
         self.exit(2, f"arena: error: {where}{message}{hint}\n")
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(modules: Sequence[str] = _COMMAND_MODULES) -> argparse.ArgumentParser:
+    """The `arena` parser with the subcommands of `modules` (default: all of them)."""
     parser = ArgumentParser(
         prog="arena",
         description="Bot arena and tournament runner for Papagra, Wrigglers Squared, "
@@ -38,7 +56,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"arena {__version__}")
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in _COMMAND_MODULES:
+    for name in modules:
         try:
             module = importlib.import_module(f"arena.cli.{name}")
         except ModuleNotFoundError as e:  # a command group not built yet
@@ -50,7 +68,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
+    argv = sys.argv[1:] if argv is None else list(argv)
+    module = COMMAND_MODULE.get(argv[0]) if argv else None
+    parser = build_parser(_COMMAND_MODULES if module is None else (module,))
     args = parser.parse_args(argv)
     if not getattr(args, "func", None):
         parser.print_help()

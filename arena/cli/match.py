@@ -222,6 +222,8 @@ def cmd_match(args: argparse.Namespace) -> int:
     bots = (load_bot(args.bot_a), load_bot(args.bot_b))
     for bot in bots:  # a bot that cannot start is an error, not a lost game
         _preflight(bot, args.isolation)
+    if "process" in {args.isolation or bot.isolation for bot in bots}:
+        _prepare_sandbox()
     seed = (
         args.seed if args.seed is not None else int.from_bytes(os.urandom(4), "big") >> 1
     )  # 0 .. 2^31-1
@@ -276,6 +278,21 @@ def _preflight(bot: BotSpec, isolation: str | None) -> None:
         check_startable(bot, isolation=isolation)
     except SandboxFault as e:
         raise ArenaError(f"cannot check bot {bot.name}: the sandbox failed: {e}") from None
+
+
+def _prepare_sandbox() -> None:
+    """The process sandbox's start, before trio runs (as a referee worker does it,
+    arena/workers/child.py): the bot spawner starts (its interpreter's start runs beside the
+    rest), and what the machine allows is probed once here, not by both bots' first starts
+    at once, each forking the same probes."""
+    from arena.sandbox.process import capabilities
+    from arena.sandbox.spawner import start_spawner
+
+    start_spawner()
+    try:
+        capabilities()
+    except OSError as e:
+        raise ArenaError(f"the sandbox failed (not the bots' fault): {e}") from None
 
 
 def run_match(config: MatchConfig, observer: Any = None, on_log: Any = None) -> GameRecord:

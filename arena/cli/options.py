@@ -211,9 +211,11 @@ def write_outputs(record: GameRecord, args: argparse.Namespace) -> int:
 
 def write_pictures(record: GameRecord, args: argparse.Namespace) -> list[Path]:
     """The --html page and --svg pictures of a game; OSError when a file cannot be written."""
+    written: list[Path] = []
+    if not (args.html or args.svg):
+        return written  # the viewer (jinja2: tens of milliseconds) only for a picture
     from arena.viewer import write_replay_html, write_turn_svgs
 
-    written = []
     if args.html:
         written.append(write_replay_html(record, args.html))
     if args.svg:

@@ -178,8 +178,9 @@ def cmd_run(args: argparse.Namespace) -> int:
     from arena.tournaments.config import load_config
 
     config = load_config(args.config, concurrency=args.concurrency)
-    # The slots' worker processes start now, before trio and the runner are imported here:
-    # their own start-up then runs beside this process's (arena/workers/prelaunch.py)
+    # The slots' worker processes start now, before trio runs: forked once this process has
+    # imported what they run, their sandbox probes then run beside the rest of this process's
+    # start-up (arena/workers/prelaunch.py)
     prelaunched = _prelaunch(args, config)
     try:
         return _run(args, config, prelaunched)
@@ -207,7 +208,6 @@ def _run(args: argparse.Namespace, config: Any, prelaunched: list[Any]) -> int:
     import trio
 
     from arena.tournaments.progress import LineProgress, LiveProgress, Progress
-    from arena.tournaments.report import build_report, render_text
     from arena.tournaments.runner import run_tournament
     from arena.tournaments.store import Store
 
@@ -246,6 +246,9 @@ def _run(args: argparse.Namespace, config: Any, prelaunched: list[Any]) -> int:
         )
     )
     if not args.quiet:
+        # imported once the games are played: not part of the start-up before the first
+        from arena.tournaments.report import build_report, render_text
+
         with Store(config.results) as store:
             print(render_text(build_report(store)), end="")
     missing = outcome.pending_at_start - outcome.played + outcome.skipped

@@ -117,23 +117,29 @@ class Scheduler(JobSource):
         return self._record_and_claim(outcome, False)[0]
 
     def _record_and_claim(self, outcome: Outcome, claim: bool) -> tuple[bool, ledger.Claim | None]:
+        # compressed before the transaction, which holds the rating rows locked
+        data = (
+            None
+            if outcome.record is None
+            else ledger.stored_record(outcome.record, outcome.record_json)
+        )
         if claim:
             try:
                 with self.db.write() as conn:
-                    return self._record_in(conn, outcome), self._claim_in(conn)
+                    return self._record_in(conn, outcome, data), self._claim_in(conn)
             except QueryError:
                 # the claim must never cost the outcome: that transaction rolled back whole,
                 # the outcome is recorded alone (the slot then asks again through next_job,
                 # where an error that persists surfaces)
                 pass
         with self.db.write() as conn:
-            return self._record_in(conn, outcome), None
+            return self._record_in(conn, outcome, data), None
 
-    def _record_in(self, conn, outcome: Outcome) -> bool:
+    def _record_in(self, conn, outcome: Outcome, data: bytes | None = None) -> bool:
         job = outcome.job
         if outcome.record is not None:
             ok = ledger.record_result(
-                conn, job.game_id, job.attempt, outcome.record, outcome.record_json
+                conn, job.game_id, job.attempt, outcome.record, outcome.record_json, data
             )
         else:
             assert outcome.void is not None

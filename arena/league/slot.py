@@ -35,6 +35,20 @@ Protocol (JSON Lines on stdin/stdout): `{"type": "init", "database", "server", "
 answered the same way (`recorded` or `stale`). When stdin closes the game in play is
 abandoned (its bots killed) and the process exits.
 
+A game's record is stored while the slot plays its next game: storing it (compressing the
+record, one transaction with the ratings) took milliseconds between two games of the slot,
+and the worker's next job waited for it. So a game that ends with a record is answered twice:
+first `{"type": "free", "rid"}` as soon as the record is handed to the slot's recorder (a task
+of its own): the slot takes its next request now; then `{"type": "done", ...}` once the record
+is committed, which is when the job completes (procrastinate's job ends with the commit, as
+before). At most one record is in flight: the next game's record waits until the previous one
+is committed before the slot says `free` again. Exactly once holds as for any game in play: if
+the slot dies between the game's end and the commit, the record is lost with it, the job is
+retried and the retry voids the attempt (`worker_lost`) and replays the game; if it dies after
+the commit, the retry finds the game finished and does nothing. Every request may carry a
+`"rid"`, echoed in each of its replies (`free` comes before or after other requests'
+replies; `done` answers its own request only).
+
 Where the league (or a tournament) allows sessions (`reuse`), the slot keeps the processes of
 bot versions that offer them between its games (arena/referee/sessions.py): a slot plays one
 game at a time, as a session pool requires, and closes the pool when it exits.
@@ -47,6 +61,7 @@ import random
 import sys
 import time
 import traceback
+from collections.abc import Callable
 from functools import partial
 from pathlib import Path
 from typing import Any
@@ -99,6 +114,18 @@ class PlayParams:
         }
 
 
+@dataclasses.dataclass(frozen=True)
+class Recording:
+    """A played game whose outcome is still to be stored: `store` (blocking: run in a thread)
+    stores it, exactly once, and gives the job's reply. The slot's recorder runs it while the
+    slot plays its next game (`main`)."""
+
+    store: Callable[[], dict[str, Any]]
+
+    async def commit(self) -> dict[str, Any]:
+        return await trio.to_thread.run_sync(self.store)
+
+
 class Slot:
     def __init__(
         self,
@@ -118,7 +145,8 @@ class Slot:
         self.backoff = Backoff()
         self.jitter = random.Random()
 
-    async def play(self, game_id: int, params: PlayParams) -> dict[str, Any]:
+    async def play(self, game_id: int, params: PlayParams) -> dict[str, Any] | Recording:
+        """The job's reply, or the game's record still to be stored (`Recording`)."""
         # the bots first, before the game is claimed: a worker that cannot reach the server
         # gives the job back as it found it, with no attempt spent
         shas = await trio.to_thread.run_sync(self._seated_archives, game_id)
@@ -143,16 +171,16 @@ class Slot:
         job = job_from_claim(dataclasses.replace(claim, paths=tuple(paths)), params)  # type: ignore[arg-type]
         reply = await _play(job.worker_request(), self.sessions)
         if reply["type"] == "record":
-            return await trio.to_thread.run_sync(self._record, claim, reply["record"])
+            return Recording(partial(self._record, claim, reply["record"]))
         kind, reason = void_of(reply)
         return await self._void(claim, params, kind, reason)
 
     async def play_tournament(
         self, run: str, game_id: str, attempt: int, job: dict[str, Any]
-    ) -> dict[str, Any]:
-        """Play one attempt of a local tournament's game (arena/league/tourjobs.py) and insert
-        its outcome once; a bot's failure is in the record, a platform fault is a void (the
-        runner plays the game again as a new attempt)."""
+    ) -> Recording:
+        """Play one attempt of a local tournament's game (arena/league/tourjobs.py); its
+        outcome, to be inserted once; a bot's failure is in the record, a platform fault is a
+        void (the runner plays the game again as a new attempt)."""
         try:
             paths = [str(await self.cache.path(sha)) for sha in job["bots"]]
         except PlatformFault as e:  # the archives: named as the sandbox's, as they always were
@@ -173,17 +201,16 @@ class Slot:
 
         stall = kind == "void" and void_of(reply)[0] == schema.VoidKind.HOST_STALL
 
-        def insert() -> bool:
+        def insert() -> dict[str, Any]:
             with self.db.write() as conn:
                 ok = mailbox.record(conn, run, game_id, attempt, kind, payload, self.worker)
                 if ok:  # the worker's stall rate counts its tournament games too
                     fleet.game_ended(conn, self.worker, stall=stall)
-                return ok
+            if ok:
+                return {"status": "recorded", "detail": kind}
+            return {"status": "stale", "detail": f"attempt {attempt} already has an outcome"}
 
-        ok = await trio.to_thread.run_sync(insert)
-        if ok:
-            return {"status": "recorded", "detail": kind}
-        return {"status": "stale", "detail": f"attempt {attempt} already has an outcome"}
+        return Recording(insert)
 
     def _seated_archives(self, game_id: int) -> list[str] | None:
         """The archive hashes of the game's two versions; None if it needs no playing."""
@@ -225,10 +252,12 @@ class Slot:
             return claim, [sha[claim.versions[0]], sha[claim.versions[1]]]
 
     def _record(self, claim: ledger.Claim, record: dict[str, Any]) -> dict[str, Any]:
+        # compressed before the transaction, which holds the rating rows locked
+        data = ledger.stored_record(record)
         with self.db.write() as conn:
             # the rating rows first, in id order (see `ledger.lock_ratings`)
             ledger.lock_ratings(conn, claim.variant, claim.versions)
-            ok = ledger.record_result(conn, claim.game_id, claim.attempt, record)
+            ok = ledger.record_result(conn, claim.game_id, claim.attempt, record, compressed=data)
             fleet.end_attempt(
                 conn, claim.game_id, claim.attempt, fleet.RECORDED if ok else fleet.STALE
             )
@@ -289,6 +318,18 @@ async def _play(request: dict[str, Any], sessions: SessionPool | None) -> dict[s
     return await play_one(specs, request, sessions=sessions)
 
 
+class _Replies:
+    """The slot's stdout, written by its request loop and its recorder: one line at a time."""
+
+    def __init__(self, stdout: trio.lowlevel.FdStream) -> None:
+        self.stdout = stdout
+        self.lock = trio.Lock()
+
+    async def send(self, reply: dict[str, Any]) -> None:
+        async with self.lock:
+            await self.stdout.send_all(encode(reply))
+
+
 async def main() -> None:
     slot: Slot | None = None
     db: Database | None = None
@@ -296,30 +337,45 @@ async def main() -> None:
         async with requests_on_stdin() as (nursery, incoming, stdout), incoming:
             # closed before the nursery ends: no kept bot process outlives the slot
             sessions = SessionPool(nursery)
+            replies = _Replies(stdout)
             try:
-                async for msg in incoming:
-                    if msg["type"] == "init":
-                        db = Database(msg["database"], pool_size=2)
-                        cache = BotCache(
-                            Path(msg["cache"]),
-                            msg.get("server"),
-                            msg.get("secret"),
-                            Path(msg["shared"]) if msg.get("shared") else None,
-                            lookup=partial(_published, db),
-                            blobs=partial(_blob, db),
-                        )
-                        slot = Slot(db, cache, msg["worker"], sessions)
-                        reply: dict[str, Any] = {"type": "ready"}
-                    elif msg["type"] in ("play", "tplay") and slot is not None:
-                        try:
-                            out = await _job(slot, msg)
-                        except Exception as e:  # the database or the machine: retried later
-                            traceback.print_exc(file=sys.stderr)
-                            out = {"status": "error", "detail": f"{type(e).__name__}: {e}"}
-                        reply = {"type": "done", "game_id": msg["game_id"], **out}
-                    else:
-                        reply = {"type": "error", "message": f"unexpected {msg.get('type')!r}"}
-                    await stdout.send_all(encode(reply))
+                async with trio.open_nursery() as recording:
+                    # capacity 0: a record is handed over only once the recorder is done with
+                    # the previous one (at most one record in flight)
+                    to_store, to_recorder = trio.open_memory_channel[tuple[dict, Recording]](0)
+                    recording.start_soon(_recorder, to_recorder, replies)
+                    async with to_store:
+                        async for msg in incoming:
+                            rid = msg.get("rid")
+                            if msg["type"] == "init":
+                                db = Database(msg["database"], pool_size=2)
+                                cache = BotCache(
+                                    Path(msg["cache"]),
+                                    msg.get("server"),
+                                    msg.get("secret"),
+                                    Path(msg["shared"]) if msg.get("shared") else None,
+                                    lookup=partial(_published, db),
+                                    blobs=partial(_blob, db),
+                                )
+                                slot = Slot(db, cache, msg["worker"], sessions)
+                                reply: dict[str, Any] = {"type": "ready"}
+                            elif msg["type"] in ("play", "tplay") and slot is not None:
+                                try:
+                                    out = await _job(slot, msg)
+                                except Exception as e:  # the database or the machine: retried
+                                    traceback.print_exc(file=sys.stderr)
+                                    out = {"status": "error", "detail": f"{type(e).__name__}: {e}"}
+                                if isinstance(out, Recording):
+                                    await to_store.send((msg, out))
+                                    await replies.send({"type": "free", "rid": rid})
+                                    continue
+                                reply = {"type": "done", "game_id": msg["game_id"], **out}
+                            else:
+                                reply = {
+                                    "type": "error",
+                                    "message": f"unexpected {msg.get('type')!r}",
+                                }
+                            await replies.send({**reply, "rid": rid})
             finally:
                 await sessions.aclose()
     finally:
@@ -327,7 +383,23 @@ async def main() -> None:
             db.dispose()
 
 
-async def _job(slot: Slot, msg: dict[str, Any]) -> dict[str, Any]:
+async def _recorder(
+    records: trio.MemoryReceiveChannel[tuple[dict, Recording]], replies: _Replies
+) -> None:
+    """Store the slot's records one at a time, each answered `done` once committed."""
+    async with records:
+        async for msg, recording in records:
+            try:
+                out = await recording.commit()
+            except Exception as e:  # the database or the machine: the job is retried
+                traceback.print_exc(file=sys.stderr)
+                out = {"status": "error", "detail": f"{type(e).__name__}: {e}"}
+            await replies.send(
+                {"type": "done", "game_id": msg["game_id"], **out, "rid": msg.get("rid")}
+            )
+
+
+async def _job(slot: Slot, msg: dict[str, Any]) -> dict[str, Any] | Recording:
     if msg["type"] == "play":
         return await slot.play(msg["game_id"], PlayParams.from_dict(msg["params"]))
     return await slot.play_tournament(msg["run"], msg["game_id"], int(msg["attempt"]), msg["job"])

@@ -34,12 +34,21 @@ arena/league/db/fleet.py) is told so by its heartbeat and plays fewer games at o
 degraded: a job one of its other slots takes goes straight back to the queue (`Deferred`,
 retried after `retry_wait`, by whichever worker takes it first), before the game is claimed,
 so nothing is voided or counted.
+
+A slot takes its next game while the last one's record is committed (arena/league/slot.py:
+it answers `free`, then `done`): so the worker runs up to two jobs per slot, one playing and
+one whose record is being stored (or waiting for a slot), and its job completes with the
+`done`, after the commit, as before. The next job is then fetched while a game plays, not
+after it. The slots bound the games in play (`SlotPool`); the jobs fetched beyond them wait
+unclaimed (their games stay queued: a worker that dies with them loses no attempt, and its
+stalled jobs are retried elsewhere).
 """
 
 from __future__ import annotations
 
 import asyncio
 import contextlib
+import itertools
 import json
 import logging
 import os
@@ -48,7 +57,8 @@ import signal
 import socket
 import subprocess
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -160,11 +170,26 @@ class Gate:
             self.playing -= 1
 
 
+@dataclass
+class _Request:
+    """A request sent to a slot: `free` is set when the slot takes its next request (the game
+    is over, its record is being stored; or the reply came), `reply` is the request's reply."""
+
+    free: asyncio.Future[None]
+    reply: asyncio.Future[dict[str, Any]]
+
+
 class SlotProcess:
-    """One slot process (arena/league/slot.py) and its JSON Lines pipe, on asyncio."""
+    """One slot process (arena/league/slot.py) and its JSON Lines pipe, on asyncio: requests
+    numbered (`rid`), their replies read by a task of its own and matched by number."""
 
     def __init__(self, proc: asyncio.subprocess.Process) -> None:
         self.proc = proc
+        self.rids = itertools.count()
+        self.waiting: dict[int, _Request] = {}
+        #: why the slot can take no more requests (its pipe failed, it ended), once it is so
+        self.lost: SlotLost | None = None
+        self.reader = asyncio.create_task(self._read())
 
     @classmethod
     async def start(cls, init: dict[str, Any]) -> SlotProcess:
@@ -182,28 +207,76 @@ class SlotProcess:
             limit=1 << 26,
         )
         slot = cls(proc)
-        reply = await slot.request(init)
+        try:
+            reply = await slot.request(init)
+        except BaseException:
+            await asyncio.shield(slot.close())
+            raise
         if reply.get("type") != "ready":
             await slot.close()
             raise SlotLost(f"slot process did not start: {reply}")
         return slot
 
-    async def request(self, msg: dict[str, Any]) -> dict[str, Any]:
-        assert self.proc.stdin is not None and self.proc.stdout is not None
+    async def submit(self, msg: dict[str, Any]) -> _Request:
+        """Send a request; its `_Request` says when the slot is free again and its reply."""
+        assert self.proc.stdin is not None
+        if self.lost is not None:
+            raise self.lost
+        loop = asyncio.get_running_loop()
+        rid = next(self.rids)
+        request = _Request(loop.create_future(), loop.create_future())
+        self.waiting[rid] = request
         try:
-            self.proc.stdin.write(json.dumps(msg, separators=(",", ":")).encode() + b"\n")
+            self.proc.stdin.write(
+                json.dumps({**msg, "rid": rid}, separators=(",", ":")).encode() + b"\n"
+            )
             await self.proc.stdin.drain()
-            line = await self.proc.stdout.readline()
         except (OSError, ValueError) as e:
+            self.waiting.pop(rid, None)
             raise SlotLost(f"slot process pipe failed: {e}") from None
-        if not line:
-            with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self.proc.wait(), 2)
-            raise SlotLost(f"slot process ended (exit status {self.proc.returncode})")
+        return request
+
+    async def request(self, msg: dict[str, Any]) -> dict[str, Any]:
+        return await (await self.submit(msg)).reply
+
+    async def _read(self) -> None:
+        """Match the slot's replies with their requests until its pipe ends; then every
+        request still waiting fails with SlotLost."""
+        assert self.proc.stdout is not None
         try:
-            return json.loads(line)
-        except ValueError:
-            raise SlotLost(f"slot process sent garbage: {line[:200]!r}") from None
+            while True:
+                try:
+                    line = await self.proc.stdout.readline()
+                except (OSError, ValueError) as e:
+                    raise SlotLost(f"slot process pipe failed: {e}") from None
+                if not line:
+                    with contextlib.suppress(asyncio.TimeoutError):
+                        await asyncio.wait_for(self.proc.wait(), 2)
+                    raise SlotLost(f"slot process ended (exit status {self.proc.returncode})")
+                try:
+                    reply = json.loads(line)
+                    request = self.waiting[reply["rid"]]
+                except (ValueError, TypeError, KeyError):
+                    raise SlotLost(f"slot process sent garbage: {line[:200]!r}") from None
+                if not request.free.done():
+                    request.free.set_result(None)
+                if reply.get("type") != "free":
+                    del self.waiting[reply["rid"]]
+                    request.reply.set_result(reply)
+        except SlotLost as e:
+            self._fail(e)
+        except BaseException:
+            self._fail(SlotLost("slot process closed"))
+            raise
+
+    def _fail(self, lost: SlotLost) -> None:
+        self.lost = lost
+        for request in self.waiting.values():
+            for fut in (request.free, request.reply):
+                if not fut.done():
+                    fut.set_exception(lost)
+                    fut.exception()  # retrieved: a request abandoned meanwhile logs nothing
+        self.waiting.clear()
 
     async def close(self) -> None:
         """Close the pipe (the slot abandons its game, kills its bots, exits), then reap."""
@@ -216,10 +289,14 @@ class SlotProcess:
             with contextlib.suppress(ProcessLookupError, PermissionError):
                 os.killpg(self.proc.pid, signal.SIGKILL)
             await self.proc.wait()
+        with contextlib.suppress(BaseException):
+            await self.reader
 
 
 class SlotPool:
-    """At most `size` slot processes, started on demand and replaced when one dies."""
+    """At most `size` slot processes, started on demand and replaced when one dies; at most
+    `size` games in play. A slot is given its next game once the last one is over (`free`),
+    while that game's record is stored."""
 
     def __init__(self, size: int, init: dict[str, Any]) -> None:
         self.init = init
@@ -227,19 +304,37 @@ class SlotPool:
         self.busy: set[SlotProcess] = set()
         self.free = asyncio.Semaphore(size)
 
-    async def request(self, msg: dict[str, Any]) -> dict[str, Any]:
+    async def request(
+        self,
+        msg: dict[str, Any],
+        admit: Callable[[], AbstractContextManager[None]] = contextlib.nullcontext,
+    ) -> dict[str, Any]:
+        """Play `msg` on a free slot; its reply (`done`), which comes once its record is
+        committed. `admit` is entered once a slot is free and left when the game is over (the
+        worker's `Gate`: it may refuse the game)."""
         async with self.free:
-            slot = self.idle.pop() if self.idle else await SlotProcess.start(self.init)
-            self.busy.add(slot)
-            try:
-                reply = await slot.request(msg)
-            except BaseException:
+            with admit():
+                slot = await self._take()
+                self.busy.add(slot)
+                try:
+                    request = await slot.submit(msg)
+                    await request.free
+                except BaseException:
+                    self.busy.discard(slot)
+                    await asyncio.shield(slot.close())
+                    raise
                 self.busy.discard(slot)
-                await asyncio.shield(slot.close())
-                raise
-            self.busy.discard(slot)
-            self.idle.append(slot)
-            return reply
+                if slot.lost is None:
+                    self.idle.append(slot)  # its next game, while this one's record is stored
+        return await request.reply
+
+    async def _take(self) -> SlotProcess:
+        while self.idle:
+            slot = self.idle.pop()
+            if slot.lost is None:
+                return slot
+            await asyncio.shield(slot.close())  # died while idle (its jobs got SlotLost)
+        return await SlotProcess.start(self.init)
 
     async def close(self) -> None:
         slots = [*self.idle, *self.busy]
@@ -380,8 +475,10 @@ async def _main(config: WorkerConfig) -> None:
         retry=JobRetry((Replay, SlotLost, Offline, Deferred), max(0.0, config.retry_wait)),
     )
     async def play_game(context: Any, game_id: int, params: dict[str, Any]) -> None:
-        with gate.game(f"game {game_id}"):
-            reply = await pool.request({"type": "play", "game_id": game_id, "params": params})
+        reply = await pool.request(
+            {"type": "play", "game_id": game_id, "params": params},
+            lambda: gate.game(f"game {game_id}"),
+        )
         status = reply.get("status")
         if status == "offline":
             if not available.offline.is_set():
@@ -406,8 +503,7 @@ async def _main(config: WorkerConfig) -> None:
     async def play_tournament_game(run: str, game_id: str, attempt: int, job: dict) -> None:
         """One attempt of a local tournament's game (arena/league/tourjobs.py)."""
         msg = {"type": "tplay", "run": run, "game_id": game_id, "attempt": attempt, "job": job}
-        with gate.game(f"tournament game {game_id}"):
-            reply = await pool.request(msg)
+        reply = await pool.request(msg, lambda: gate.game(f"tournament game {game_id}"))
         if reply.get("status") == "error":
             raise SlotLost(f"tournament game {game_id}: {reply.get('detail')}")
         if reply.get("status") == "stale":
@@ -426,7 +522,9 @@ async def _main(config: WorkerConfig) -> None:
                         app.run_worker_async(
                             queues=[queue.QUEUE],
                             name=name,
-                            concurrency=config.concurrency,
+                            # a job per slot playing, and one whose record is stored
+                            # or that waits for a slot (SlotPool bounds the games in play)
+                            concurrency=2 * config.concurrency,
                             update_heartbeat_interval=config.heartbeat,
                             stalled_worker_timeout=config.stalled_after,
                             shutdown_graceful_timeout=config.grace,

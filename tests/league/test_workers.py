@@ -947,3 +947,65 @@ def test_tournament_job_ended_without_outcome_is_a_void(tmp_path):
         f"WorkerFault: its job {ids[0]} cancelled without an outcome",
     }
     assert not leftovers(tmp_path, names), leftovers(tmp_path, names)
+
+
+HOLD = str(Path(__file__).resolve().parent / "record_hold")
+
+
+def test_a_slot_plays_on_while_a_record_commits_and_a_crash_before_the_commit_replays(
+    pg_league, tmp_path
+):
+    """A slot takes its next game while the last one's record is stored (arena/league/slot.py):
+    with one slot, the worker claims and plays another game while the first game's record
+    waits before its commit (held there: tests/league/record_hold). The slot is SIGKILLed
+    there, between the game's end and its commit: the job is retried, the attempt voided as
+    `worker_lost` against this worker and the game replayed; every game is recorded once, the
+    ratings equal a replay of the results and no process is left."""
+    d, url, engine = pg_league
+    hold = tmp_path / "hold"
+    hold.mkdir()
+    os.mkfifo(hold / "release")
+    name = f"wp-{uuid.uuid4().hex[:6]}"
+    server = Server(d, "--no-local-games", "--stalled-after", STALLED_AFTER)
+    env = {"PYTHONPATH": HOLD, "ARENA_TEST_HOLD_RECORD": str(hold)}
+    w = Worker(url, name, tmp_path, tmp_path / "wp.log", concurrency=1, env=env)
+    try:
+        wait_until((hold / "held").exists, "a record held before its commit")
+        # the held game: the worker's first open attempt (its next one may be open already)
+        game, attempt = q(
+            engine,
+            "SELECT game_id, attempt FROM attempts WHERE worker = :w AND ended_at IS NULL "
+            "ORDER BY started_at, game_id LIMIT 1",
+            w=name,
+        )[0]
+        # the one slot plays its next game meanwhile
+        wait_until(lambda: set(playing(engine, name)) - {game}, "the slot's next game", 60)
+        assert q(engine, "SELECT state, attempt FROM games WHERE id = :g", g=game) == [
+            ("running", attempt)
+        ]
+        slots = w.slot_pids()
+        assert slots
+        for pid in slots:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGKILL)
+        wait_until(
+            lambda: q(
+                engine,
+                "SELECT 1 FROM games WHERE id = :g AND state = 'finished' AND attempt > :n",
+                g=game,
+                n=attempt,
+            ),
+            "the game replayed",
+        )
+        wait_until(lambda: finished(engine) >= 6, "six games")
+    except BaseException:
+        with contextlib.suppress(OSError):  # a holder left waiting (the test failed) goes on
+            os.close(os.open(hold / "release", os.O_WRONLY | os.O_NONBLOCK))
+        w.stop(signal.SIGKILL)
+        raise
+    finally:
+        server.stop()
+    wait_until(lambda: live_jobs(engine) == 0, "the queue to drain")
+    assert w.stop() == 0
+    assert not leftovers(tmp_path, [name]), leftovers(tmp_path, [name])
+    check_every_game_once(engine, (game, attempt), name, 6)

@@ -9,6 +9,7 @@ long start-up takes).
 
 from __future__ import annotations
 
+import argparse
 import os
 import subprocess
 import sys
@@ -78,3 +79,28 @@ def test_tournament_command_does_import_the_runner(tmp_path):
     """The listing would catch the heavy modules: a tournament command does import them."""
     names, _ = imported_modules("tournament", "status", str(tmp_path / "missing.toml"))
     assert "arena.tournaments" in names
+
+
+def test_a_command_imports_its_own_module_only(tmp_path):
+    """A command line naming a subcommand imports that command's module, not every other
+    command's (`arena tournament run` paid for `arena check`'s and the league's). The
+    listing shows what those modules import (themselves are imported by `importlib`, which
+    -X importtime does not list): arena/cli/match.py the conformance check, arena/cli/league.py
+    its seasons' commands."""
+    names, _ = imported_modules("tournament", "status", str(tmp_path / "missing.toml"))
+    assert "arena.tournaments.report" in names  # the listing covers the command
+    assert {"arena.referee.check", "arena.cli.league_seasons"} & names == set()
+    names, _ = imported_modules("match", "nosuchgame", "a", "b")
+    assert "arena.referee.check" in names and "arena.cli.league_seasons" not in names
+
+
+def test_every_command_maps_to_the_module_that_registers_it():
+    """`COMMAND_MODULE` (which module a command line needs) is what the modules register."""
+    from arena.cli import _COMMAND_MODULES, COMMAND_MODULE, build_parser
+
+    registered = {}
+    for module in _COMMAND_MODULES:
+        parser = build_parser((module,))
+        sub = next(a for a in parser._actions if isinstance(a, argparse._SubParsersAction))
+        registered.update(dict.fromkeys(sub.choices, module))
+    assert registered == COMMAND_MODULE

@@ -488,3 +488,29 @@ def test_workers_started_ahead_end_with_a_run_refused_before_any_game(tmp_path: 
     assert played.returncode == 0, played.stderr
     assert "complete: 2 games played this run, 0 missing, 0 voided attempts" in played.stderr
     assert _processes_with(mark) == []
+
+
+def test_run_forks_its_workers_after_importing_trio_once(tmp_path: Path) -> None:
+    """`tournament run` forks its worker processes once it has imported what they run
+    (arena/workers/prelaunch.py): the referee, the sandbox and trio are imported once in the
+    whole run, not once more by every worker's own interpreter; the run plays, and neither
+    its workers nor their bots outlive it."""
+    cfg = write_config(
+        tmp_path,
+        f'bots = ["{BOTS / "random-c"}", "{BOTS / "random-py"}"]\ngames = ["stripes"]\n'
+        'results = "f.sqlite"\nconcurrency = 2\noversubscribe = true\nrounds = 2\n',
+    )
+    mark = f"ARENA_TEST_MARK={os.urandom(8).hex()}"
+    env = {**os.environ, "PYTHONPROFILEIMPORTTIME": "1", mark.split("=")[0]: mark.split("=")[1]}
+    played = _arena("tournament", "run", str(cfg), "--quiet", env=env)
+    assert played.returncode == 0, played.stderr[-3000:]
+    assert "complete: 4 games played this run, 0 missing, 0 voided attempts" in played.stderr
+    imported = [
+        line.rsplit("|", 1)[1].strip()
+        for line in played.stderr.splitlines()
+        if line.startswith("import time:") and "|" in line
+    ]
+    assert imported.count("arena.cli") == 1  # the listing covers the run's interpreters
+    assert imported.count("trio") == 1
+    assert imported.count("arena.workers.child") == 1
+    assert _processes_with(mark) == []

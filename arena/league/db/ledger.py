@@ -292,6 +292,12 @@ def compress_record(record: dict[str, Any]) -> bytes:
     return zlib.compress(json.dumps(record, separators=(",", ":")).encode(), 6)
 
 
+def stored_record(record: dict[str, Any], record_json: bytes | None = None) -> bytes:
+    """The record as `record_result` stores it: its text as the worker sent it (compact
+    JSON), or encoded here, compressed (zlib, level 6: what every reader decompresses)."""
+    return compress_record(record) if record_json is None else zlib.compress(record_json, 6)
+
+
 def decompress_record(data: bytes) -> dict[str, Any]:
     return json.loads(zlib.decompress(data))
 
@@ -415,11 +421,14 @@ def record_result(
     attempt: int,
     record: dict[str, Any],
     record_json: bytes | None = None,
+    compressed: bytes | None = None,
 ) -> bool:
     """Record a finished attempt exactly once; False (nothing written) if it is stale.
 
     In one transaction: the conditional UPDATE of the game row, its record, the seats'
     outcomes and, for a rated game, both versions' ratings (rows locked in id order).
+    `compressed`: the record as stored (`stored_record`), made by the caller before its
+    transaction, so that the rows it locks are not held while it is compressed.
     """
     f = result_fields(record)  # the one reading of a record's result (arena/referee/outcome.py)
     winner, forfeit = f.winner, f.forfeit
@@ -449,7 +458,7 @@ def record_result(
     ).first()
     if g is None:
         return False
-    data = compress_record(record) if record_json is None else zlib.compress(record_json, 6)
+    data = compressed if compressed is not None else stored_record(record, record_json)
     conn.execute(_INSERT_RECORD, {"p_game": game_id, "p_data": data})
     _bump(conn, "finished")
     points0 = 0.5 if winner is None else (1.0 if winner == 0 else 0.0)
