@@ -309,9 +309,7 @@ def run_submit(
 ) -> int:
     """`arena league submit`: pack, upload, print; with `wait`, follow the validation (exit 1
     if the version was refused), then its candidate verdicts until they are decided."""
-    token = token or os.environ.get(TOKEN_ENV)
-    if not token:
-        raise ArenaError(f"no token: pass --token TOKEN or set {TOKEN_ENV}")
+    token = need_token(token)
     submit_url(url)  # a bad URL before packing
     archive = pack_bot_dir(bot_dir)
     answer = submit(url, archive, token, timeout=timeout)

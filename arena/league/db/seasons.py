@@ -52,7 +52,6 @@ from arena.league.db.schema import (
     versions,
 )
 from arena.league.errors import LeagueError
-from arena.league.ranks import RankTable
 from arena.league.ratings import MU0, SIGMA0
 from arena.referee.outcome import now_iso
 
@@ -261,14 +260,9 @@ def kept_leaderboard(
             r.season_id == season_id, r.variant == variant, r.state.in_(states)
         )
     ).all()
-    where = {vid: i for i, (vid, _, _) in enumerate(table)}
-    ranked = RankTable([(mu, sigma) for _, mu, sigma in table])
-    places = {x.version_id: ranked.interval(where[x.version_id]) for x in rows}
+    places = views.intervals_among(table, [x.version_id for x in rows])
     return [
-        views.leaderboard_row(
-            offset + i + 1, x, (places[x.version_id].low, places[x.version_id].high)
-        )
-        for i, x in enumerate(rows)
+        views.leaderboard_row(offset + i + 1, x, places[x.version_id]) for i, x in enumerate(rows)
     ]
 
 

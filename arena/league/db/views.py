@@ -145,6 +145,14 @@ def rank_intervals(
         .join(versions, versions.c.id == ratings.c.version_id)
         .where(ratings.c.variant == variant, versions.c.state.in_(states))
     ).all()
+    return intervals_among(table, version_ids)
+
+
+def intervals_among(
+    table: Sequence[tuple[int, float, float]], version_ids: Sequence[int]
+) -> dict[int, tuple[int, int]]:
+    """The 95% place interval of each of `version_ids` in a table of (version id, mu, sigma):
+    the live ratings' or a closed season's kept ones (arena/league/db/seasons.py)."""
     where = {vid: i for i, (vid, _, _) in enumerate(table)}
     ranks = RankTable([(mu, sigma) for _, mu, sigma in table])
     out = {}
