@@ -631,7 +631,7 @@ def floor_section(exe: Path, table: Table) -> None:
     import random
 
     from arena.games import make_game
-    from arena.referee.accounting import OwnClock, close_fd, open_own_schedstat
+    from arena.referee.accounting import OwnClock, open_own_schedstat
     from arena.referee.clock import Clocks
     from protocol.framing import Decoder, Encoder
     from protocol.messages import check_reply
@@ -695,7 +695,7 @@ def floor_section(exe: Path, table: Table) -> None:
         return out
 
     figures = trio.run(timed)
-    close_fd(own.fd)
+    own.close()
     os.sched_setaffinity(0, {min(os.sched_getaffinity(0))})
     try:
         games = {enc: trio.run(one_game, exe, enc) for enc in ("json", "msgpack")}

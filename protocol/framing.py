@@ -21,12 +21,20 @@ faster on a turn message (18 us against 6 us for a Wrigglers 19x19 position with
 list, benchmarks/versus.py: the Packer's cost per string made msgpack the slower encoding);
 what it refuses (integers beyond 64 bits, non-string keys) the Packer encodes or words the
 error of. Decoding stays msgpack's streaming Unpacker: a bot's replies are small.
+
+A value that many messages carry unchanged (a board's list of cell names: 40% of the bytes of
+a Wrigglers 19x19 turn message, and most of the time to encode it) can be wrapped in `Fixed`:
+an Encoder encodes it once and copies its bytes into every message that holds it. The bytes of
+a message are the same as with the plain value in its place: a value's encoding in either
+format does not depend on where it stands.
 """
 
 from __future__ import annotations
 
 import functools
+import os
 import re
+from collections.abc import Callable
 from types import ModuleType
 from typing import Any
 
@@ -81,6 +89,37 @@ def _check_encoding(encoding: str) -> str:
     return encoding
 
 
+class Fixed:
+    """A value sent unchanged in many messages, encoded once per encoding (see the module's
+    docstring). Treat `value` as read-only: its bytes are kept."""
+
+    __slots__ = ("_encoded", "value")
+
+    def __init__(self, value: Any) -> None:
+        self.value = value
+        #: the value's bytes per encoding, and for JSON its orjson.Fragment
+        self._encoded: dict[str, Any] = {}
+
+    def __repr__(self) -> str:
+        return f"Fixed({self.value!r})"
+
+
+def _plain_json(obj: Any) -> Any:
+    """The `default` of the encoders that encode a Fixed value in place (the slow paths), with
+    their own words for any other object."""
+    if type(obj) is Fixed:
+        return obj.value
+    raise TypeError(f"Object of type {type(obj).__name__} is not JSON serializable")
+
+
+def _plain_msgpack(obj: Any) -> Any:
+    if type(obj) is Fixed:
+        return obj.value
+    if isinstance(obj, int):  # the Packer asks its default for an integer beyond 64 bits
+        raise OverflowError("Integer value out of range")
+    raise TypeError(f"can not serialize {type(obj).__name__!r} object")
+
+
 class Encoder:
     """Turns message dicts into bytes ready to write to a pipe.
 
@@ -88,53 +127,97 @@ class Encoder:
     so an oversized message is reported where it was made rather than as a remote failure.
     """
 
-    __slots__ = ("_dumps", "encoding", "max_message_bytes")
+    __slots__ = ("_dumps", "_spliced", "_token", "encoding", "max_message_bytes")
 
     def __init__(self, encoding: str = "msgpack", max_message_bytes: int | None = None) -> None:
         self.encoding = _check_encoding(encoding)
         self.max_message_bytes = max_message_bytes
+        #: the Fixed values of the message being encoded, in order, and the bytes that stand
+        #: for each until its bytes replace them (msgpack)
+        self._spliced: list[Fixed] = []
+        self._token = b""
         if encoding == "msgpack":
             # a Packer is reusable and avoids re-creating internal buffers for every message
-            packer = msgpack.Packer(use_bin_type=True).pack
+            packer = msgpack.Packer(use_bin_type=True, default=_plain_msgpack).pack
             self._dumps = packer
             ormsgpack = _ormsgpack_module()
             if ormsgpack is not None:
-                packb, refused = ormsgpack.packb, ormsgpack.MsgpackEncodeError
-
-                def _fast_msgpack(msg: Any) -> bytes:
-                    try:
-                        return packb(msg)
-                    except refused:
-                        return packer(msg)  # encodes (int keys) or says why not
-
-                self._dumps = _fast_msgpack
+                self._dumps = self._ormsgpack(ormsgpack, packer)
         else:
             import json  # here, not at import: an arena whose bots all speak msgpack never needs it
 
             dumps = json.JSONEncoder(
-                ensure_ascii=False, separators=(",", ":"), allow_nan=False
+                ensure_ascii=False, separators=(",", ":"), allow_nan=False, default=_plain_json
             ).encode
 
             def _json(msg: Any) -> bytes:
                 return dumps(msg).encode("utf-8") + b"\n"
 
+            self._dumps = _json
             orjson = _orjson_module()
             if orjson is not None:
-                fast, fast_error = orjson.dumps, orjson.JSONEncodeError
-                newline = orjson.OPT_APPEND_NEWLINE  # no copy of the message to append it
+                self._dumps = self._orjson(orjson, _json)
 
-                def _fast(msg: Any) -> bytes:
-                    # orjson writes NaN and infinities as null where json refuses them: no
-                    # message of the protocol carries such floats (clocks and scores are finite)
-                    try:
-                        return fast(msg, option=newline)
-                    except fast_error:
-                        return _json(msg)  # encodes (big ints, int keys) or says why not
+    def _orjson(self, orjson: ModuleType, slow: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
+        fast, fast_error = orjson.dumps, orjson.JSONEncodeError
+        newline = orjson.OPT_APPEND_NEWLINE  # no copy of the message to append it
+        fragment = getattr(orjson, "Fragment", None)  # orjson 3.9.8 and later
 
-                self._dumps = _fast
-                return
+        def fixed(obj: Any) -> Any:
+            if type(obj) is not Fixed:
+                raise TypeError
+            if fragment is None:
+                return obj.value
+            frag = obj._encoded.get("json")
+            if frag is None:
+                frag = obj._encoded["json"] = fragment(fast(obj.value))
+            return frag
 
-            self._dumps = _json
+        def _fast(msg: Any) -> bytes:
+            # orjson writes NaN and infinities as null where json refuses them: no message
+            # of the protocol carries such floats (clocks and scores are finite)
+            try:
+                return fast(msg, default=fixed, option=newline)
+            except fast_error:
+                return slow(msg)  # encodes (big ints, int keys) or says why not
+
+        return _fast
+
+    def _ormsgpack(
+        self, ormsgpack: ModuleType, slow: Callable[[Any], bytes]
+    ) -> Callable[[Any], bytes]:
+        """ormsgpack, with each Fixed value packed as a random 16-byte token and its bytes
+        put in its place after: a token found anywhere else in the message (never, in
+        practice: it is random and the message is the referee's) leaves the message to the
+        Packer, which encodes the value in place."""
+        packb, refused = ormsgpack.packb, ormsgpack.MsgpackEncodeError
+        token = self._token = os.urandom(16)
+        marker = packb(token)
+        spliced = self._spliced
+
+        def fixed(obj: Any) -> Any:
+            if type(obj) is not Fixed:
+                raise TypeError
+            spliced.append(obj)
+            return token
+
+        def _fast(msg: Any) -> bytes:
+            spliced.clear()
+            try:
+                data = packb(msg, default=fixed)
+            except refused:
+                return slow(msg)  # encodes (int keys) or says why not
+            if spliced:
+                if data.count(marker) != len(spliced):
+                    return slow(msg)
+                for value in spliced:
+                    encoded = value._encoded.get("msgpack")
+                    if encoded is None:
+                        encoded = value._encoded["msgpack"] = packb(value.value)
+                    data = data.replace(marker, encoded, 1)
+            return data
+
+        return _fast
 
     def encode(self, msg: dict[str, Any]) -> bytes:
         try:
@@ -415,6 +498,7 @@ __all__ = [
     "HEAD_BYTES",
     "Decoder",
     "Encoder",
+    "Fixed",
     "ProtocolError",
     "decode_all",
     "encode",

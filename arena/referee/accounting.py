@@ -89,15 +89,20 @@ def lateness(written: int, slept: int | None, read: int) -> float:
 
 class OwnClock(trio.abc.Instrument):
     """The referee thread's run-queue wait at the start of every sleep of its event loop while
-    a metered reply is awaited: a trio instrument, one per game, in the run only while some
+    a metered reply is awaited: a trio instrument, one per game, that reads only while some
     reply is awaited (`arm`, `disarm`), so that a reply read at once costs nothing more.
     `before_io_wait` reads it (one pread) when the loop may sleep, `after_io_wait` once it runs
     again: an I/O wait that returned at once (less its own run-queue wait) did not sleep, and
-    does not count (the reply may have been there before it)."""
+    does not count (the reply may have been there before it).
+
+    The instrument joins the run at the first `arm` and stays until `close` (the game's end):
+    adding one to a trio run costs about as much as a whole turn (trio looks its hooks up by
+    name), and an idle one costs a test of `armed` per sleep of the loop."""
 
     def __init__(self, fd: int | None) -> None:
         self.fd = fd
         self.armed = 0
+        self._installed = False
         #: the run-queue wait at the start of the last sleep while armed, and how many sleeps
         #: there were (a meter's mark)
         self.slept = -1
@@ -109,8 +114,9 @@ class OwnClock(trio.abc.Instrument):
         """A reply is awaited: watch the loop's sleeps (from the first one armed)."""
         if self.fd is None:
             return
-        if self.armed == 0:
+        if not self._installed:
             trio.lowlevel.add_instrument(self)
+            self._installed = True
         self.armed += 1
 
     def disarm(self) -> None:
@@ -118,8 +124,17 @@ class OwnClock(trio.abc.Instrument):
             self.armed -= 1
             if self.armed == 0:
                 self._start = -1
-                with contextlib.suppress(KeyError):
-                    trio.lowlevel.remove_instrument(self)
+
+    def close(self) -> None:
+        """The game is over: out of the run, and the descriptor closed."""
+        self.armed = 0
+        self._start = -1
+        if self._installed:
+            self._installed = False
+            with contextlib.suppress(KeyError, RuntimeError):  # RuntimeError: the run is over
+                trio.lowlevel.remove_instrument(self)
+        close_fd(self.fd)
+        self.fd = None
 
     def delay(self) -> int:
         """The thread's run-queue wait so far (ns), -1 where unreadable."""

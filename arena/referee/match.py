@@ -25,7 +25,7 @@ import trio
 
 from arena.errors import ArenaError, PlatformFault
 from arena.games import IllegalAction, Result, State, make_game
-from arena.referee.accounting import NO_ACCOUNTING, Meter, OwnClock, close_fd, open_own_schedstat
+from arena.referee.accounting import NO_ACCOUNTING, Meter, OwnClock, open_own_schedstat
 from arena.referee.bots import BotSpec, BuildError
 from arena.referee.channel import STDERR_SEPARATOR, BotChannel, stderr_lines
 from arena.referee.clock import Clocks, TimeControl
@@ -41,7 +41,7 @@ from arena.sandbox import (
     Limits,
     launcher_for,
 )
-from protocol.framing import DEFAULT_MAX_MESSAGE_BYTES
+from protocol.framing import DEFAULT_MAX_MESSAGE_BYTES, Fixed
 from protocol.messages import SEED_MAX
 
 if TYPE_CHECKING:  # imported where used: `arena match` never keeps a process
@@ -387,8 +387,10 @@ class _Referee:
             ],
             time_control=self.tc.to_dict(),
         )
+        #: the position's `board`, the same in every turn: encoded once for the bots' channels
+        self.board = Fixed(self.state.describe()["board"])
         #: the bots' debug marks, checked against the board's cells (docs/protocol.md)
-        self.marks = MarkBook(self.record, frozenset(self.state.describe()["board"]["cells"]))
+        self.marks = MarkBook(self.record, frozenset(self.board.value["cells"]))
 
     def _play_opening(self) -> None:
         self.last_turn = play_opening(self.state, self.config.opening)
@@ -421,9 +423,7 @@ class _Referee:
                     await self._shutdown(outcome)
                 nursery.cancel_scope.cancel()
                 if self.own is not None:
-                    while self.own.armed:
-                        self.own.disarm()
-                    close_fd(self.own.fd)
+                    self.own.close()
         if error is not None:
             raise error
 
@@ -692,8 +692,10 @@ class _Referee:
                 # what the reply may be charged: the deadline and what is left in the bank
                 limit = clocks.limit(seat, deadline)
                 bank_left = clocks.bank(seat)
+                board = None
                 if isinstance(channel, BotChannel):
                     channel.wall_cap = clocks.wall_cap(seat, deadline)
+                    board = self.board  # a person's seat shows the message as it is
                 msg = turn_message(
                     state,
                     turn_no,
@@ -703,6 +705,7 @@ class _Referee:
                     deadline,
                     self.want_legal[seat],
                     clocks.bank_snapshot() if clocks.banked else None,
+                    board,
                 )
                 # what the bot was told, as sent: `arena replay --at` asks it again from this
                 sent = {"clocks": msg["clocks"], "deadline": msg["deadline"]}

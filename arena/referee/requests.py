@@ -17,6 +17,7 @@ from typing import Any
 
 from arena.games import Result, State
 from arena.referee.clock import TimeControl
+from protocol.framing import Fixed
 from protocol.messages import PROTOCOL_VERSION
 
 
@@ -61,16 +62,22 @@ def turn_message(
     deadline: float | None,
     legal: bool,
     banks: Sequence[float | None] | None = None,
+    board: Fixed | None = None,
 ) -> dict[str, Any]:
     """A request for the next action(s) of `seat` in `state` (docs/protocol.md, `turn`);
     `last_turn` is the last complete turn ({seat, actions}), `clocks` both seats' Fischer
     clocks before this request, `deadline` this reply's time (None: unlimited), `banks` what
-    is left of each seat's time bank (None: a game without banks, and no `banks` field)."""
+    is left of each seat's time bank (None: a game without banks, and no `banks` field).
+    `board`: the position's `board` (the same in every turn of a game) as the referee keeps
+    it, encoded once (protocol.framing.Fixed): the bytes sent are the same either way."""
+    position = state.describe()
+    if board is not None:
+        position["board"] = board
     msg = {
         "type": "turn",
         "turn": turn_no,
         "seat": seat,
-        "position": state.describe(),
+        "position": position,
         "last_turn": last_turn,
         "turn_actions": state.turn_actions(),
         "actions_remaining": state.actions_remaining(),

@@ -217,11 +217,13 @@ async def test_the_referees_clock_marks_its_sleeps() -> None:
         marks = own.sleeps
         await trio.sleep(0.002)
         assert own.sleeps == marks and own.armed == 0  # out of the run again
+        own.arm()  # in the run still, armed again: it counts again
+        marks = own.sleeps
+        await trio.sleep(0.002)
+        assert own.sleeps > marks
     finally:
-        while own.armed:
-            own.disarm()
-        if own.fd is not None:
-            os.close(own.fd)
+        own.close()
+    assert own.fd is None and own.armed == 0
 
 
 unit = st.floats(min_value=0.0, max_value=1.0)

@@ -19,7 +19,7 @@ from protocol import (
     check_reply,
     decode_all,
 )
-from protocol.framing import HEAD_BYTES
+from protocol.framing import HEAD_BYTES, Fixed
 
 ENCODINGS = ["msgpack", "json"]
 
@@ -336,3 +336,62 @@ def test_msgpack_encoding_beyond_the_fast_path_is_msgpacks():
     assert Encoder("msgpack").encode(msg) == msgpack.packb(msg, use_bin_type=True)
     with pytest.raises(ProtocolError, match="cannot encode message as msgpack: Integer value"):
         Encoder("msgpack").encode({"type": "x", "big": 2**64})
+
+
+def _with_fixed(msg: dict, keys: list[str]) -> dict:
+    """`msg` with the values of `keys` wrapped in Fixed, one level down where a value is a map
+    (as the turn message holds the board inside its position)."""
+    out = dict(msg)
+    for key in keys:
+        value = out.get(key)
+        if isinstance(value, dict) and value:
+            inner = dict(value)
+            first = next(iter(inner))
+            inner[first] = Fixed(inner[first])
+            out[key] = inner
+        elif key in out:
+            out[key] = Fixed(value)
+    return out
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    msg=st.dictionaries(st.text(max_size=8), wide_values, max_size=12),
+    data=st.data(),
+)
+def test_a_fixed_value_encodes_to_the_bytes_of_the_value_itself(msg, data):
+    """A message holding Fixed values (encoded once, copied in) is byte for byte the message
+    holding the values, in both encodings, message after message through one encoder, on the
+    fast paths and beyond them (big integers, integer keys, which orjson or ormsgpack refuse)."""
+    keys = data.draw(st.lists(st.sampled_from(sorted(msg) or ["none"]), max_size=3, unique=True))
+    fixed = _with_fixed(msg, keys)
+    beyond = {"big": data.draw(st.sampled_from([2**63, 2**70])), 7: "int key"}
+
+    def outcome(encoder: Encoder, msg: dict) -> bytes | str:
+        try:
+            return encoder.encode(msg)
+        except ProtocolError as e:  # JSON: binary values; both: what the format cannot hold
+            return str(e)
+
+    for encoding in ("msgpack", "json"):
+        plain = outcome(Encoder(encoding), msg)
+        encoder = Encoder(encoding)
+        assert outcome(encoder, fixed) == plain
+        assert outcome(encoder, fixed) == plain  # the kept bytes, the second time
+        assert outcome(encoder, {**fixed, **beyond}) == outcome(
+            Encoder(encoding), {**msg, **beyond}
+        )
+
+
+def test_a_fixed_value_is_encoded_in_place_when_its_token_shows_elsewhere():
+    """msgpack splices a Fixed value's bytes in where a random token stands: a message that
+    holds the token's bytes anywhere else (never, but for this test) is encoded in place."""
+    encoder = Encoder("msgpack")
+    board = {"kind": "square", "size": 2, "cells": ["a1", "a2", "b1", "b2"]}
+    msg = {"type": "turn", "position": {"board": Fixed(board)}}
+    plain = msgpack.packb({"type": "turn", "position": {"board": board}}, use_bin_type=True)
+    assert encoder.encode(msg) == plain
+    clash = {**msg, "x": encoder._token}
+    expected = msgpack.packb({**msg, "position": {"board": board}, "x": encoder._token})
+    assert encoder.encode(clash) == expected
+    assert encoder.encode(msg) == plain
