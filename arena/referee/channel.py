@@ -28,6 +28,7 @@ from arena.referee.accounting import Account, Meter
 from arena.referee.blame import WALL, Verdict, judge, next_check, stall_bound, wall_limit
 from arena.referee.seat import BotFailure, Reply, Seat
 from arena.sandbox import BotProcess, ExitInfo
+from arena.sandbox.pipes import PipeLevel
 from protocol.framing import Decoder, Encoder, ProtocolError
 from protocol.messages import check_bot_message, check_reply
 
@@ -99,6 +100,7 @@ class BotChannel(Seat):
         self.seat = seat
         self._stdin_fd = _fileno(proc.stdin)
         self._stdout_fd = _fileno(proc.stdout)
+        self._level = PipeLevel()
         self._yielded_at = 0.0  # trio time of the last request that waited in the scheduler
         self.encoder = Encoder(encoding)
         self._decoder = Decoder(encoding, max_message_bytes)
@@ -244,9 +246,11 @@ class BotChannel(Seat):
             meter.start(wall)
             self._quick = margin if wall else -1.0
             self._written = math.inf
-        if self._stdout_fd is not None and self.error is None and request_type == "turn":
+        fd = self._stdout_fd
+        if fd is not None and self.error is None and request_type == "turn" and self._level(fd):
             # a message already waiting on the bot's stdout was sent before this request:
             # not its reply (two moves back to back), however late the reader would see it
+            # (nearly always there is none: one look at the pipe, arena/sandbox/pipes.py)
             self._expecting = None
             self._read_now()
             self._expecting = request_type

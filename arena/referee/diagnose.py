@@ -241,12 +241,7 @@ def blocked_reading_stdin(pid: int) -> bool:
 
 def unread_bytes(fd: int) -> int | None:
     """Bytes written to a pipe and not read yet (FIONREAD; either end); None if unknown."""
-    import fcntl
-    import struct
-    import termios
+    from arena.sandbox.pipes import PipeLevel
 
-    try:
-        buf = fcntl.ioctl(fd, termios.FIONREAD, b"\0\0\0\0")
-    except OSError:
-        return None
-    return int(struct.unpack("i", buf)[0])
+    level = PipeLevel()(fd)
+    return None if level < 0 else level

@@ -77,6 +77,7 @@ from arena.sandbox.hostres import (
     scratch_base,
     sweep_stale_scratch,
 )
+from arena.sandbox.pipes import PipeLevel
 from arena.sandbox.spawner import Child
 
 #: how long aclose waits for a killed tree to disappear before giving up on its cgroup
@@ -255,6 +256,7 @@ class ProcessBot(BotProcess):
         self.stdin = proc.stdin
         self.stdout = proc.stdout
         self._stderr = StderrRing(spec.limits.stderr_bytes)
+        self._stderr_level = PipeLevel()
         self._exited = trio.Event()
         self._stderr_done = trio.Event()
         self._exit: ExitInfo | None = None
@@ -321,12 +323,15 @@ class ProcessBot(BotProcess):
     def tag_stderr(self, tag: Any) -> None:
         """What the bot wrote before now is read under the old tag first: a bot writes its
         stderr lines and then its reply, and the referee, which read the reply at once, may
-        move on before the drain task has run. One read of a non-blocking pipe, which
-        nearly always finds it empty."""
+        move on before the drain task has run. One look at the pipe (arena/sandbox/pipes.py),
+        which nearly always finds it empty."""
         stream = self._proc.stderr
         if stream is not None:
             try:
                 fd = stream.fileno()
+                if self._stderr_level(fd) == 0:  # nearly always: nothing to read
+                    self._stderr.retag(tag)
+                    return
                 for _ in range(4):  # a bounded catch-up; the drain task reads the rest
                     data = os.read(fd, 65536)
                     if not data:
