@@ -60,6 +60,18 @@ def _fileno(stream: object) -> int | None:
     return fd if isinstance(fd, int) and fd >= 0 else None
 
 
+def shares_the_only_cpu(pid: int | None) -> bool:
+    """Can the bot `pid` run only when the referee's thread does not: both confined to the
+    same one CPU (a tournament's `pin_cores`, a benchmark pinned to one core)?"""
+    if pid is None:
+        return False
+    try:
+        mine = os.sched_getaffinity(0)
+        return len(mine) == 1 and os.sched_getaffinity(pid) == mine
+    except OSError:
+        return False
+
+
 #: a stderr line that names an error (Node's `Error: Cannot find module`, Python's last line,
 #: a Rust panic, a C++ terminate): kept in an excerpt wherever it is
 _ERROR_LINE = re.compile(
@@ -101,6 +113,8 @@ class BotChannel(Seat):
         self._stdin_fd = _fileno(proc.stdin)
         self._stdout_fd = _fileno(proc.stdout)
         self._level = PipeLevel()
+        #: the bot and the referee are confined to the same one CPU (pinned slots)
+        self.shares_cpu = shares_the_only_cpu(getattr(proc, "pid", None))
         self._yielded_at = 0.0  # trio time of the last request that waited in the scheduler
         self.encoder = Encoder(encoding)
         self._decoder = Decoder(encoding, max_message_bytes)
@@ -280,6 +294,14 @@ class BotChannel(Seat):
                 meter.written(written - writing if at_once else 0.0)
             if self._reply is None and self._stdout_fd is not None and self.error is None:
                 self._read_now()
+                if self._reply is None and self.shares_cpu and self.error is None:
+                    # the bot can run only when the referee does not: let it run now rather
+                    # than once the referee sleeps, and an instant reply is read here without
+                    # two trips through the scheduler (a bot woken by the write often takes
+                    # the CPU at once anyway; either way its run is the referee's run-queue
+                    # wait: arena/referee/accounting.py)
+                    os.sched_yield()
+                    self._read_now()
             if self._reply is None and not self.eof and self.error is None:
                 if meter is not None:
                     meter.waiting()
