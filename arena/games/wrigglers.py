@@ -26,6 +26,7 @@ from __future__ import annotations
 
 from bisect import bisect_left, insort
 from collections.abc import Mapping
+from functools import cache
 from itertools import compress
 from typing import Any
 
@@ -115,7 +116,9 @@ class Wrigglers(Game):
         super().__init__(options)
         self.grid = square_grid(self.options["size"])
         #: the removal of each point, as legal_actions() spells it
-        self.removals = tuple("-" + name for name in self.grid.names)
+        self.removals = _removals(self.options["size"])
+        #: 0 .. n_cells - 1, copied by every new state (faster than a new range's list)
+        self.cell_indices = tuple(range(self.grid.n_cells))
 
     def new_initial_state(self) -> WrigglersState:
         return WrigglersState(self)
@@ -141,6 +144,13 @@ class Wrigglers(Game):
             # a finished game keeps its last mover in `_to_move` (key() and the tie rule)
             st._to_move = int(d["last_mover"])
         return st
+
+
+@cache
+def _removals(size: int) -> tuple[str, ...]:
+    """The removal of each point of a size x size board, made once per size (the referee makes
+    a game for every game it plays, and for short games this was a measured part of each)."""
+    return tuple("-" + name for name in square_grid(size).names)
 
 
 class WrigglersState(State):
@@ -179,14 +189,15 @@ class WrigglersState(State):
         self._addable = (bytearray(b"\x01") * n, bytearray(b"\x01") * n)
         # per seat, the points flagged in `_addable`, in board order: their indices, and their
         # names (legal_actions copies these; picking them from the flags cost more per turn)
-        self._add_cells = (list(range(n)), list(range(n)))
+        cells = game.cell_indices
+        self._add_cells = (list(cells), list(cells))
         self._add_names = (list(self.grid.names), list(self.grid.names))
         self._removable = (bytearray(n), bytearray(n))
         #: the stones as describe() lists them (point name -> colour), in the order they were
         #: placed: kept up to date stone by stone, a scan for it cost more than the rest of a turn
         self._cells: dict[str, str] = {}
         # per seat: union-find parents of its stones, and root -> (size, is a branch)
-        self._parent = (list(range(n)), list(range(n)))
+        self._parent = (list(cells), list(cells))
         self._groups: tuple[dict[int, tuple[int, bool]], dict[int, tuple[int, bool]]] = ({}, {})
         self._to_move = 0
         self._turns_played = 0
