@@ -6,10 +6,10 @@ starts the sandbox's probes (arena/sandbox/machine.py), imports the worker's mod
 referee, the sandbox and trio, which it needs itself anyway) while the probes run on another
 core, has the probes' result, then each fork is a worker with all of that in place: only
 its bot spawner is left to start, which runs on another core while the runner imports the
-rest, checks and builds the bots and opens its results file. A worker started as a new interpreter
-(`python -m arena.workers.child`) pays its interpreter's start and those imports again, about
-a hundred milliseconds of CPU each (benchmarks/versus.py, start-up): on a busy machine that
-was the start-up before the first game.
+rest, checks and builds the bots and opens its results file. A worker started as a new
+interpreter (`python -m arena.workers.child`) pays its interpreter's start, those imports
+and its own probes again, about a hundred milliseconds of CPU each (benchmarks/versus.py,
+start-up): on a busy machine that was the start-up before the first game.
 
 Forking is safe only before trio runs and while this process has one thread (a fork copies
 the calling thread only: a lock another thread held stays held in the child). `forked` checks
