@@ -53,12 +53,17 @@ games are done once a second, which quantises its run time to seconds).
 5. start-up before the first game: from starting the command to the first move request
    reaching a bot (the bots stamp CLOCK_MONOTONIC: the arena's on its stderr, which the
    record keeps, fastchess's engine in the file INSTANT_STAMP names): `arena tournament run`
-   (concurrency 1, reuse) and `arena match`, against fastchess's first `go`. The arena's
-   bytecode is compiled first (`compileall`, as `pip install .` leaves it): where
-   PYTHONDONTWRITEBYTECODE is set, every command would otherwise compile the arena's modules
-   from source, about a hundred milliseconds of each start-up. With `--baseline DIR` (another
-   checkout of the arena, e.g. `git archive main | tar -x -C DIR`), its commands are timed
-   too, interleaved, and the table gives this checkout's figures against it.
+   (concurrency 1, reuse) and `arena match`, against fastchess's first `go`. The arena timed
+   is what a user gets: the checkout installed into a fresh virtual environment as `pip
+   install .` installs it (a wheel, its bytecode compiled; the dependencies are this
+   interpreter's, reached through one path line, `installed_arena`), run by that
+   environment's python without PYTHONPATH; not this interpreter's own site, which may hold
+   an editable install's import hook and other start-up code (a few milliseconds of every
+   start), nor a source tree that PYTHONDONTWRITEBYTECODE keeps uncompiled (about a hundred).
+   The installs take some seconds per checkout, before the first round. With `--baseline
+   DIR` (another checkout of the arena, e.g. `git archive main | tar -x -C DIR`), its
+   commands are timed too, from an environment of its own, interleaved, and the table gives
+   this checkout's figures against it.
 6. the league's slot (section `league`, not in the defaults: it needs PostgreSQL, as
    benchmarks/distributed.py): a league of two copies of the bundled C random bot playing
    Wrigglers 19x19 (up to 400 turns), its games played by one `arena league worker` with one
@@ -95,6 +100,7 @@ import os
 import statistics
 import subprocess
 import sys
+import sysconfig
 import tempfile
 import time
 import zlib
@@ -421,13 +427,17 @@ async def _a_record(exe: Path) -> Any:
 
 
 def arena_first_turn(
-    argv: list[str], records: Callable[[], list[Any]], cwd: Path, repo: Path = REPO
+    argv: list[str], records: Callable[[], list[Any]], cwd: Path, repo: Path | None = REPO
 ) -> float | None:
-    """Seconds from starting an arena command (of the checkout `repo`) to the first `turn`
+    """Seconds from starting an arena command (of the checkout `repo`, put first on the
+    path; None: the arena that argv's interpreter has installed) to the first `turn`
     reaching a bot (the bots' stamps on stderr, read from the game records that `records`
     returns after the run)."""
     env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(repo), env.get("PYTHONPATH")) if p)
+    if repo is not None:
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(repo), env.get("PYTHONPATH")) if p)
+    else:
+        env.pop("PYTHONPATH", None)
     t = time.monotonic_ns()
     subprocess.run(argv, cwd=cwd, env=env, capture_output=True, check=True)
     stamps = [
@@ -439,6 +449,31 @@ def arena_first_turn(
     ]
     # a kept bot's stderr is read while it plays: a record may end before its stamp was read
     return (min(stamps) - t) * 1e-9 if stamps else None
+
+
+def installed_arena(repo: Path, venv: Path) -> Path:
+    """A fresh virtual environment with the checkout `repo` installed as a user's `pip
+    install .` installs it (a wheel built from the checkout, its bytecode compiled), and the
+    python that runs it. Its dependencies are this interpreter's (trio and the rest, the
+    same versions): one path line in a .pth file, which runs no code, rather than a second
+    install of all of them. Not this interpreter's own site, which may hold an editable
+    install's import hook and other start-up code a user's environment does not."""
+    subprocess.run([sys.executable, "-m", "venv", "--clear", str(venv)], check=True)
+    python = venv / "bin" / "python"
+    subprocess.run(
+        [str(python), "-m", "pip", "install", "--quiet", "--no-deps", str(repo)],
+        check=True,
+        capture_output=True,
+    )
+    site = subprocess.run(
+        [str(python), "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        check=True,
+        capture_output=True,
+        text=True,
+    ).stdout.strip()
+    deps = {sysconfig.get_paths()[k] for k in ("purelib", "platlib")}
+    (Path(site) / "zz-benchmark-dependencies.pth").write_text("\n".join(sorted(deps)) + "\n")
+    return python
 
 
 # --- the table ---------------------------------------------------------------------------
@@ -737,14 +772,13 @@ def startup_section(args: Any, fc: Fastchess, exe: Path, tmp: Path, table: Table
     checkouts = {"": REPO}
     if args.baseline:
         checkouts["baseline "] = Path(args.baseline).resolve()
-    for repo in checkouts.values():
-        for package in ("arena", "protocol"):  # as `pip install .` leaves them
-            subprocess.run(
-                [sys.executable, "-m", "compileall", "-q", str(repo / package)], check=True
-            )
+    pythons = {
+        label: installed_arena(repo, tmp / f"venv-{k}")
+        for k, (label, repo) in enumerate(checkouts.items())
+    }
     for r in range(args.rounds):
         order = list(enumerate(checkouts.items()))
-        for k, (label, repo) in order if r % 2 == 0 else order[::-1]:
+        for k, (label, _repo) in order if r % 2 == 0 else order[::-1]:
             results = tmp / f"startup-{r}-{k}.sqlite"
             record = tmp / f"startup-{r}-{k}.json"
             toml = tmp / f"startup-{r}-{k}.toml"
@@ -764,7 +798,7 @@ def startup_section(args: Any, fc: Fastchess, exe: Path, tmp: Path, table: Table
             def from_file(record: Path = record) -> list[Any]:
                 return [json.loads(record.read_text())]
 
-            arena = [sys.executable, "-m", "arena"]
+            arena = [str(pythons[label]), "-m", "arena"]
             match_options = ["-o", "size=19", "-o", "max_turns=4", "--record", str(record)]
             runs = {
                 "tournament": ([*arena, "tournament", "run", str(toml)], from_results),
@@ -774,7 +808,7 @@ def startup_section(args: Any, fc: Fastchess, exe: Path, tmp: Path, table: Table
                 ),
             }
             for name, (argv, records) in runs.items():
-                first = arena_first_turn(argv, records, tmp, repo)
+                first = arena_first_turn(argv, records, tmp, None)
                 if first is not None:
                     figures.setdefault(label + name, []).append(first)
         f = fc.first_go(tmp / "stamp")

@@ -26,7 +26,6 @@ writes becomes style or markup on a page.
 
 from __future__ import annotations
 
-import json
 from collections.abc import Container
 from typing import Any
 
@@ -149,6 +148,8 @@ def clean_marks(
 
 def mark_size(mark: dict[str, Any]) -> int:
     """The compact JSON size in bytes of a mark in normal form (what it adds to a record)."""
+    import json  # here: not part of every command's start (benchmarks/versus.py, start-up)
+
     return len(json.dumps(mark, separators=(",", ":"), ensure_ascii=False).encode("utf-8"))
 
 

@@ -203,6 +203,7 @@ def cmd_match(args: argparse.Namespace) -> int:
     game_class(args.game)
     options = parse_options(args.option)
     make_game(args.game, options)  # option errors before anything is started
+    _start_sandbox(args.isolation)
 
     from arena.referee import LogEvent, MatchConfig, load_bot
     from arena.tournaments.openings import (
@@ -280,15 +281,29 @@ def _preflight(bot: BotSpec, isolation: str | None) -> None:
         raise ArenaError(f"cannot check bot {bot.name}: the sandbox failed: {e}") from None
 
 
-def _prepare_sandbox() -> None:
-    """The process sandbox's start, before trio runs (as a referee worker does it,
-    arena/workers/child.py): the bot spawner starts (its interpreter's start runs beside the
-    rest), and what the machine allows is probed once here, not by both bots' first starts
-    at once, each forking the same probes."""
-    from arena.sandbox.process import capabilities
-    from arena.sandbox.spawner import start_spawner
+def _start_sandbox(isolation: str | None) -> None:
+    """The process sandbox's start, first thing, before trio and the referee are imported:
+    the probes of what the machine allows run on another core during those imports
+    (`_prepare_sandbox` has their result). Unless the command line asks for another
+    isolation mode: with none, the bots' manifests decide, and probes started for bots that
+    turn out to run in docker end with the command, unused. One game starts two bots and no
+    more: they are forked from this process, without a bot spawner (whose interpreter's
+    start would compete with the game's own for the cores, arena/sandbox/spawner.py)."""
+    if isolation not in (None, "process"):
+        return
+    from arena.sandbox.machine import start_probes
+    from arena.sandbox.spawner import fork_bots_here
 
-    start_spawner()
+    fork_bots_here()
+    start_probes()
+
+
+def _prepare_sandbox() -> None:
+    """What the machine allows, probed once here before trio runs (the probes started by
+    `_start_sandbox`), not by both bots' first starts at once, each forking the same
+    probes."""
+    from arena.sandbox.process import capabilities
+
     try:
         capabilities()
     except OSError as e:

@@ -15,7 +15,6 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import cache
-from html import escape
 
 LETTERS = "abcdefghijklmnopqrstuvwxyz"
 
@@ -196,6 +195,8 @@ class Grid:
                 y = top + r * dy + 4
                 for x in (dx * 3 + (first - 2) * dx, dx * 3 + (last + 2) * dx):
                     parts.append(f'<text x="{x:.1f}" y="{y:.1f}" {label}"11">{r + 1}</text>')
+        from html import escape  # here: not part of every command's start
+
         caption = f"<title>{escape(title)}</title>" if title else ""
         return (
             f'<svg xmlns="http://www.w3.org/2000/svg" width="{w:.0f}" height="{h:.0f}" '

@@ -23,9 +23,10 @@ All of it is applied by the forked child to itself before it execs the bot
 (`arena.sandbox.confine`), so the bot is contained from its first instruction and no helper
 program runs per bot.
 
-This module holds the machine's capabilities (`Capabilities`, probed once), the running bot
-(`ProcessBot`) and the launcher that puts the layers together (`ProcessLauncher`); beside it,
-each concern in its own module: the fork (spawner.py, with its spawner process zygote.py), what
+This module holds the running bot (`ProcessBot`) and the launcher that puts the layers
+together (`ProcessLauncher`); beside it, each concern in its own module: the machine's
+capabilities (machine.py, probed once, trio-free so that a command starts the probes before
+it imports trio), the fork (spawner.py, with its spawner process zygote.py), what
 a bot takes from the host and gives back (hostres.py: scratch directories, uid leases, the
 network namespace cache, leftovers by uid, lent directories), and the paths a bot's uid cannot
 reach (exposure.py).
@@ -41,7 +42,6 @@ import shutil
 import signal
 import subprocess
 import tempfile
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -56,7 +56,7 @@ from arena.sandbox.base import (
     LaunchSpec,
     SandboxFault,
 )
-from arena.sandbox.cgroups import BotCgroup, CgroupSystem, sweep_stale
+from arena.sandbox.cgroups import BotCgroup
 from arena.sandbox.confine import Confinement, Exposure
 from arena.sandbox.exposure import (
     check_files,
@@ -74,9 +74,8 @@ from arena.sandbox.hostres import (
     netns_cache,
     processes_of_uid,
     reclaim_tree,
-    scratch_base,
-    sweep_stale_scratch,
 )
+from arena.sandbox.machine import Capabilities, capabilities
 from arena.sandbox.pipes import PipeLevel
 from arena.sandbox.spawner import Child
 
@@ -152,78 +151,6 @@ def scrubbed_env(spec: LaunchSpec, workdir: Path, tmpdir: Path) -> dict[str, str
     }
     env.update(spec.env)
     return env
-
-
-# -- machine capabilities (probed once per process: facts about the machine, not state) -----
-
-
-@dataclass(frozen=True)
-class Capabilities:
-    """What this machine lets the process launcher do."""
-
-    root: bool
-    uids: bool = False  # a unique unprivileged uid per bot, no capabilities (arena is root)
-    netns: bool = False  # a new, empty network namespace works here
-    cgroups: CgroupSystem = field(default_factory=CgroupSystem)
-    #: a mount namespace with everything read-only but the bot's private tmpfs works here
-    mountns: bool = False
-
-    def describe(self) -> str:
-        return "; ".join(
-            [
-                f"cgroups: {self.cgroups.describe()}",
-                "CPU capped per bot (limits.cpus)"
-                if self.cgroups.cpu is not None
-                else "CPU NOT capped per bot (no cgroup CPU controller)",
-                "unique unprivileged uid per bot"
-                if self.uids
-                else "bots run as the arena's own user",
-                "no network (network namespace)"
-                if self.netns
-                else "network NOT isolated (no network namespace)",
-                "read-only filesystem but its temporary directory (mount namespace)"
-                if self.mountns
-                else "filesystem writable where its uid may write (no mount namespace)",
-            ]
-        )
-
-
-@functools.cache
-def capabilities() -> Capabilities:
-    root = os.geteuid() == 0
-    # both probes at once: each forks this process (tens of milliseconds on a loaded
-    # machine), and every process that plays games waits for them before its first bot
-    with contextlib.ExitStack() as probes:
-        net = None if os.environ.get("ARENA_NO_NETNS") else _probe(probes, new_net=True)
-        mount = None if os.environ.get("ARENA_NO_READONLY") else _probe(probes, new_mount=True)
-        netns, mountns = _passed(net), _passed(mount)
-    cgroups = CgroupSystem.detect()
-    sweep_stale(cgroups)  # bots of arenas that crashed earlier
-    for place in dict.fromkeys([Path(tempfile.gettempdir()), scratch_base(True)]):
-        sweep_stale_scratch(place)
-    return Capabilities(root, root, netns, cgroups, mountns)
-
-
-def _probe(stack: contextlib.ExitStack, **layers: bool) -> subprocess.Popen[bytes] | None:
-    """Start a child confined with these layers (`true` in a real sandbox; `_passed` says
-    whether it started); None if it could not be forked. Its scratch goes with `stack`."""
-    scratch = stack.enter_context(tempfile.TemporaryDirectory(prefix="arena-probe-"))
-    plan = Confinement(os.getpid(), scratch, scratch=scratch, **layers)
-    try:
-        return subprocess.Popen(
-            ["true"],
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.DEVNULL,
-            stderr=subprocess.DEVNULL,
-            preexec_fn=plan.enter,
-        )
-    except (OSError, subprocess.SubprocessError):
-        return None
-
-
-def _passed(probe: subprocess.Popen[bytes] | None) -> bool:
-    """Did the probe's child start here (and exit cleanly)?"""
-    return probe is not None and probe.wait() == 0
 
 
 # -- the running bot -------------------------------------------------------------------------

@@ -7,6 +7,10 @@ copies (and write-protects) the arena's heap at every start, so where the machin
 small spawner process started once per arena thread (`start_spawner`) forks the bots as the
 arena's own children (CLONE_PARENT) instead; until it serves, or once it has died, bots are
 forked here (`_fork`), as contained as before.
+
+trio is imported where it is used, not with this module: a command starts its spawner
+(`start_spawner`) before it imports trio, so that the spawner's interpreter starts on another
+core meanwhile.
 """
 
 from __future__ import annotations
@@ -25,8 +29,6 @@ import subprocess
 import sys
 import threading
 import warnings
-
-import trio
 
 from arena.sandbox.confine import Confinement, exec_child
 from arena.sandbox.zygote import READY, clone_number, send_request
@@ -55,6 +57,8 @@ class Child:
     """
 
     def __init__(self, pid: int, stdin: int, stdout: int, stderr: int) -> None:
+        import trio
+
         self.pid = pid
         self.returncode: int | None = None
         self._pidfd: int | None = os.pidfd_open(pid)
@@ -112,6 +116,8 @@ class Child:
             raise
 
     async def wait(self) -> int:
+        import trio
+
         async with self._lock:
             while self.returncode is None:
                 assert self._pidfd is not None
@@ -218,6 +224,8 @@ class _Spawner:
         """The bot's pid (our child), or None if the spawner cannot take the request (the
         caller forks instead). Raises OSError if the spawner failed while it had it (the
         arena's failure: the game is void; the bot, if it was forked, dies with its cgroup)."""
+        import trio
+
         if self.broken:
             return None
         fds = [*std, report] + ([plan.netns_fd] if plan.netns_fd is not None else [])
@@ -282,14 +290,32 @@ def start_spawner() -> None:
     _spawner_of(os.getpid(), threading.get_ident())
 
 
+#: the process that forks its bots itself, never through a spawner (`fork_bots_here`)
+_forks_here: int | None = None
+
+
+def fork_bots_here() -> None:
+    """This process forks its bots itself and starts no spawner: for a process that starts
+    one game's two bots and no more (`arena match`), where a spawner's start (an interpreter
+    and its imports, tens of milliseconds of CPU) would compete with the game's own start
+    for the machine's cores and serve no later bot. The bots are contained exactly as
+    through a spawner (both run `confine.exec_child` in the forked child)."""
+    global _forks_here
+    _forks_here = os.getpid()
+
+
 def _spawner() -> _Spawner | None:
     """This thread's spawner if it is serving (started, if need be, for the next bots)."""
+    if _forks_here == os.getpid():
+        return None
     spawner = _spawner_of(os.getpid(), threading.get_ident())
     return spawner if spawner is not None and spawner.serving() else None
 
 
 async def _read_to_end(fd: int) -> bytes:
     """Everything written to a pipe until its last writer closes it; closes `fd`."""
+    import trio
+
     chunks = []
     try:
         while True:

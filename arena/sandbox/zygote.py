@@ -32,7 +32,6 @@ import dataclasses
 import gc
 import os
 import pickle
-import platform
 import signal
 import socket
 import sys
@@ -58,7 +57,7 @@ MAX_FDS = 6
 
 def clone_number() -> int | None:
     """clone(2)'s system call number here, None where the spawner is not used."""
-    return SYS_CLONE.get(platform.machine())
+    return SYS_CLONE.get(os.uname().machine)  # platform.machine(), without its import
 
 
 def send_request(sock: socket.socket, payload: bytes, fds: list[int]) -> None:

@@ -2,13 +2,14 @@
 
 `arena tournament run` starts its slots' worker processes (arena/workers/child.py) as soon as
 it has read the config, before trio runs. Where it can, it forks them (`forked`): the runner
-imports the worker's modules first (the referee, the sandbox and trio, which it needs itself
-anyway), then each fork is a worker with all of that in place, and only its sandbox probes
-are left to do, which run on another core while the runner imports the rest, checks and
-builds the bots and opens its results file. A worker started as a new interpreter
-(`python -m arena.workers.child`) pays its interpreter's start and those imports again, about
-a hundred milliseconds of CPU each (benchmarks/versus.py, start-up): on a busy machine that
-was the start-up before the first game.
+starts the sandbox's probes (arena/sandbox/machine.py), imports the worker's modules (the
+referee, the sandbox and trio, which it needs itself anyway) while the probes run on another
+core, has the probes' result, then each fork is a worker with all of that in place: only
+its bot spawner is left to start, which runs on another core while the runner imports the
+rest, checks and builds the bots and opens its results file. A worker started as a new
+interpreter (`python -m arena.workers.child`) pays its interpreter's start, those imports
+and its own probes again, about a hundred milliseconds of CPU each (benchmarks/versus.py,
+start-up): on a busy machine that was the start-up before the first game.
 
 Forking is safe only before trio runs and while this process has one thread (a fork copies
 the calling thread only: a lock another thread held stays held in the child). `forked` checks
@@ -144,8 +145,17 @@ def can_fork() -> bool:
 def forked(cores: list[int | None]) -> list[Prelaunched]:
     """Worker processes forked from this one, after it has imported what a worker runs
     (arena/workers/child.py: the referee, the sandbox, trio). Call only when `can_fork`."""
+    from arena.sandbox.machine import capabilities, start_probes
+
+    start_probes()  # they run on another core during the imports
+    import orjson  # noqa: F401  (the worker's JSON, arena/workers/child.py warm_up)
+
     import arena.workers.child  # noqa: F401  (the worker's imports, done once, here)
 
+    # what the machine allows, probed once for this process and every worker it forks (each
+    # probed it again at its start); a failure is left for each worker to report, as before
+    with contextlib.suppress(OSError):
+        capabilities()
     out: list[Prelaunched] = []
     for core in cores:
         try:
