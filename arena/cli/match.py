@@ -286,16 +286,15 @@ def _start_sandbox(isolation: str | None) -> None:
     the probes of what the machine allows run on another core during those imports
     (`_prepare_sandbox` has their result). Unless the command line asks for another
     isolation mode: with none, the bots' manifests decide, and probes started for bots that
-    turn out to run in docker end with the command, unused. One game starts two bots and no
-    more: they are forked from this process, without a bot spawner (whose interpreter's
-    start would compete with the game's own for the cores, arena/sandbox/spawner.py)."""
+    turn out to run in docker end with the command, unused. The bot spawner starts here too
+    (arena/sandbox/spawner.py: its interpreter's start runs beside the imports as well)."""
     if isolation not in (None, "process"):
         return
     from arena.sandbox.machine import start_probes
-    from arena.sandbox.spawner import fork_bots_here
+    from arena.sandbox.spawner import start_spawner
 
-    fork_bots_here()
     start_probes()
+    start_spawner()
 
 
 def _prepare_sandbox() -> None:

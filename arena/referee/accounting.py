@@ -95,9 +95,10 @@ class OwnClock(trio.abc.Instrument):
     again: an I/O wait that returned at once (less its own run-queue wait) did not sleep, and
     does not count (the reply may have been there before it).
 
-    The instrument joins the run at the first `arm` and stays until `close` (the game's end):
-    adding one to a trio run costs about as much as a whole turn (trio looks its hooks up by
-    name), and an idle one costs a test of `armed` per sleep of the loop."""
+    The instrument joins the run at the first `arm` and stays until `close` (the game's end,
+    or a slot's: its games share one, `SessionPool.own_clock`): adding one to a trio run costs
+    about as much as a whole turn (trio looks its hooks up by name), and an idle one costs a
+    test of `armed` per sleep of the loop."""
 
     def __init__(self, fd: int | None) -> None:
         self.fd = fd
@@ -124,6 +125,12 @@ class OwnClock(trio.abc.Instrument):
             self.armed -= 1
             if self.armed == 0:
                 self._start = -1
+
+    def idle(self) -> None:
+        """A game is over and the clock stays for the next of the same run (a slot's games,
+        arena/referee/sessions.py): nothing is awaited any more."""
+        self.armed = 0
+        self._start = -1
 
     def close(self) -> None:
         """The game is over: out of the run, and the descriptor closed."""

@@ -404,8 +404,9 @@ class _Referee:
         self.t0 = trio.current_time()
         outcome: _Outcome | None = None
         error: BaseException | None = None
+        pool = self.config.sessions
         if self.config.accounting:
-            self.own = OwnClock(open_own_schedstat())
+            self.own = pool.own_clock() if pool is not None else OwnClock(open_own_schedstat())
         async with trio.open_nursery() as nursery:
             try:
                 outcome = await self._start_bots(nursery)
@@ -423,7 +424,10 @@ class _Referee:
                     await self._shutdown(outcome)
                 nursery.cancel_scope.cancel()
                 if self.own is not None:
-                    self.own.close()
+                    if pool is not None:
+                        self.own.idle()  # the slot's, for its next game
+                    else:
+                        self.own.close()
         if error is not None:
             raise error
 

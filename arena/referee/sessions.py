@@ -45,6 +45,8 @@ from typing import TYPE_CHECKING, Any
 
 import trio
 
+from arena.referee.accounting import OwnClock, open_own_schedstat
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -137,6 +139,15 @@ class SessionPool:
     #: processes started, and games that reused a process (for benchmarks and tests)
     started: int = 0
     reused: int = 0
+    #: the referee's own clock for the slot's games, one after another in this run (opening
+    #: it and adding it to the run was a measured part of every short game)
+    own: OwnClock | None = None
+
+    def own_clock(self) -> OwnClock:
+        """The slot's OwnClock (arena/referee/accounting.py), made at its first game."""
+        if self.own is None:
+            self.own = OwnClock(open_own_schedstat())
+        return self.own
 
     def launch_spec(
         self, settings: tuple[Any, ...], make: Callable[[], LaunchSpec]
@@ -192,6 +203,9 @@ class SessionPool:
     async def aclose(self) -> None:
         """Kill every idle process (the slot is closing)."""
         idle, self.idle = self.idle, []
+        if self.own is not None:
+            self.own.close()
+            self.own = None
         with trio.CancelScope(shield=True):
             for session in idle:
                 await session.proc.aclose()

@@ -290,24 +290,8 @@ def start_spawner() -> None:
     _spawner_of(os.getpid(), threading.get_ident())
 
 
-#: the process that forks its bots itself, never through a spawner (`fork_bots_here`)
-_forks_here: int | None = None
-
-
-def fork_bots_here() -> None:
-    """This process forks its bots itself and starts no spawner: for a process that starts
-    one game's two bots and no more (`arena match`), where a spawner's start (an interpreter
-    and its imports, tens of milliseconds of CPU) would compete with the game's own start
-    for the machine's cores and serve no later bot. The bots are contained exactly as
-    through a spawner (both run `confine.exec_child` in the forked child)."""
-    global _forks_here
-    _forks_here = os.getpid()
-
-
 def _spawner() -> _Spawner | None:
     """This thread's spawner if it is serving (started, if need be, for the next bots)."""
-    if _forks_here == os.getpid():
-        return None
     spawner = _spawner_of(os.getpid(), threading.get_ident())
     return spawner if spawner is not None and spawner.serving() else None
 

@@ -65,14 +65,14 @@ def first_imports(events: list[tuple[int, str]]) -> list[str]:
     return mine[: mine.index("trio") + 1] if "trio" in mine else mine
 
 
-def test_arena_match_probes_the_machine_before_importing_trio_and_starts_no_spawner(tmp_path):
-    """Both probes start before trio is imported (their children run during the imports),
-    once; one game's two bots are forked by the arena itself, without a bot spawner."""
+def test_arena_match_probes_the_machine_and_starts_its_spawner_before_importing_trio(tmp_path):
+    """Both probes and the bot spawner start before trio is imported (their processes run
+    during the imports), once each."""
     game = ["wrigglers", str(BOT), str(BOT), "-o", "size=9", "-o", "max_turns=4", "-q"]
     events = audited(tmp_path, "match", *game)
-    assert first_imports(events) == ["probe", "probe", "trio"]
+    assert first_imports(events) == ["probe", "probe", "spawner", "trio"]
     assert [what for _, what in events].count("probe") == 2
-    assert "spawner" not in [what for _, what in events]
+    assert [what for _, what in events].count("spawner") == 1
 
 
 def test_arena_match_in_docker_mode_probes_nothing(tmp_path):
