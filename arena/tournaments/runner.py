@@ -170,16 +170,10 @@ class _Run:
         self.progress = progress
         self.void_counts = void_counts
         self.games = {g.label: g for g in config.games}
-        #: what each worker sets up before the first game (arena/workers/child.py warm_up)
-        warm: list[dict[str, Any]] = []
-        for g in config.games:
-            entry = {"name": g.name, "options": dict(g.options)}
-            if entry not in warm:
-                warm.append(entry)
-        self.game_names = tuple(warm)
+        self.game_names = worker_games(config)
         self.openings: dict[tuple[int, str, int], tuple[tuple[str, ...], ...]] = {}
         self.play_match = play_match
-        self.bots_payload = [b.to_dict() for b in config.bots]
+        self.bots_payload = worker_bots(config)
         self._time_control = config.time_control.to_dict()
         self._limits = dataclasses.asdict(config.limits)
         self._seat_time_controls = [
@@ -590,6 +584,13 @@ async def _run(
         sprt_meta = {**config.sprt.to_dict(), "bot": names[tested]}
     table: list[tuple[str, str]] = []
 
+    # the launched workers set their bots and games up while the results file opens (its
+    # first write syncs SQLite's log: tens of milliseconds of the start-up before the first
+    # game, benchmarks/versus.py): `init` goes now, and each slot reads its answer
+    for _, worker in launched:
+        with contextlib.suppress(WorkerDied):  # the slot's first game reports it
+            await worker.send_init(worker_bots(config), worker_games(config))
+
     def open_store() -> Store:
         nonlocal table
         store = Store(config.results, create=True)
@@ -702,6 +703,21 @@ async def _run(
             await elsewhere.aclose()
         finally:
             await trio.to_thread.run_sync(store.close)
+
+
+def worker_games(config: TournamentConfig) -> tuple[dict[str, Any], ...]:
+    """What each worker sets up before the first game (arena/workers/child.py warm_up)."""
+    warm: list[dict[str, Any]] = []
+    for g in config.games:
+        entry = {"name": g.name, "options": dict(g.options)}
+        if entry not in warm:
+            warm.append(entry)
+    return tuple(warm)
+
+
+def worker_bots(config: TournamentConfig) -> list[dict[str, Any]]:
+    """The bots as a worker's `init` and the league's queue carry them (BotEntry.to_dict)."""
+    return [b.to_dict() for b in config.bots]
 
 
 async def launch_workers(config: TournamentConfig) -> list[tuple[int | None, WorkerProcess]]:

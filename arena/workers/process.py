@@ -71,6 +71,8 @@ class WorkerProcess:
         self.reader = LineReader(proc.stdout)
         #: the last reply's line as received (a caller may keep part of it verbatim)
         self.last_line = b""
+        #: the bots and games of an `init` sent ahead (`send_init`), its answer not read yet
+        self.init_sent: tuple[list[dict[str, Any]], tuple[Any, ...]] | None = None
 
     @classmethod
     async def start(
@@ -104,11 +106,25 @@ class WorkerProcess:
         as `launch` leaves it."""
         return cls(_Adopted(popen))
 
+    async def send_init(self, bots: list[dict[str, Any]], games: tuple[Any, ...] = ()) -> None:
+        """Send the worker's `init` now, and read its answer with `init` later: the worker
+        sets its bots and games up meanwhile (a tournament's start-up opens its results
+        file then). Raises WorkerDied if the pipe failed."""
+        await self.send({"type": "init", "bots": bots, "games": list(games)})
+        self.init_sent = (bots, tuple(games))
+
     async def init(self, bots: list[dict[str, Any]], games: tuple[Any, ...] = ()) -> None:
         """The worker's `init`: the bots and the games it plays (it sets them up before it
-        answers). Closes the worker and raises WorkerDied or ArenaError if it fails."""
+        answers); only its answer, if the same was sent ahead (`send_init`). Closes the worker
+        and raises WorkerDied or ArenaError if it fails."""
+        sent, self.init_sent = self.init_sent, None
         try:
-            reply = await self.request({"type": "init", "bots": bots, "games": list(games)})
+            if sent is not None and sent == (bots, tuple(games)):
+                reply = await self.receive()
+            else:
+                if sent is not None:  # another init's answer is on its way: not this one's
+                    await self.receive()
+                reply = await self.request({"type": "init", "bots": bots, "games": list(games)})
         except BaseException:
             with trio.CancelScope(shield=True):
                 await self.close()
