@@ -286,15 +286,14 @@ def _start_sandbox(isolation: str | None) -> None:
     the probes of what the machine allows run on another core during those imports
     (`_prepare_sandbox` has their result). Unless the command line asks for another
     isolation mode: with none, the bots' manifests decide, and probes started for bots that
-    turn out to run in docker end with the command, unused. The bot spawner starts here too
-    (arena/sandbox/spawner.py: its interpreter's start runs beside the imports as well)."""
+    turn out to run in docker end with the command, unused. No bot spawner: one game's two
+    bots are forked by this process itself (`run_match`, arena/sandbox/spawner.py
+    `forking_here`)."""
     if isolation not in (None, "process"):
         return
     from arena.sandbox.machine import start_probes
-    from arena.sandbox.spawner import start_spawner
 
     start_probes()
-    start_spawner()
 
 
 def _prepare_sandbox() -> None:
@@ -310,10 +309,15 @@ def _prepare_sandbox() -> None:
 
 
 def run_match(config: MatchConfig, observer: Any = None, on_log: Any = None) -> GameRecord:
+    """One game in its own trio run; its bots are forked by this process (no spawner: it
+    would serve two bots, and its start competes with the game's for the cores)."""
     import trio
 
+    from arena.sandbox.spawner import forking_here
+
     try:
-        return trio.run(_play_until_signal, config, observer, on_log)
+        with forking_here():
+            return trio.run(_play_until_signal, config, observer, on_log)
     except SandboxFault as e:
         raise ArenaError(f"the sandbox failed (not the bots' fault): {e}") from None
     except BaseExceptionGroup as group:

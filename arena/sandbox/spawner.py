@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import atexit
 import contextlib
+import contextvars
 import dataclasses
 import errno
 import functools
@@ -29,6 +30,7 @@ import subprocess
 import sys
 import threading
 import warnings
+from collections.abc import Iterator
 
 from arena.sandbox.confine import Confinement, exec_child
 from arena.sandbox.zygote import READY, clone_number, send_request
@@ -290,8 +292,29 @@ def start_spawner() -> None:
     _spawner_of(os.getpid(), threading.get_ident())
 
 
+#: set within `forking_here`
+_FORK_HERE: contextvars.ContextVar[bool] = contextvars.ContextVar("arena_fork_here", default=False)
+
+
+@contextlib.contextmanager
+def forking_here() -> Iterator[None]:
+    """Within it, bots are forked by this process itself and no spawner is started for them:
+    for a command that starts one game's two bots and no more (`arena match`), where a
+    spawner's start (an interpreter and its imports, tens of milliseconds of CPU) competes
+    with the game's own start for the cores and serves no later bot. The bots are contained
+    exactly as through a spawner (`confine.exec_child` in the forked child). A context
+    variable: the tasks of a trio run started inside see it, and it ends with the block."""
+    token = _FORK_HERE.set(True)
+    try:
+        yield
+    finally:
+        _FORK_HERE.reset(token)
+
+
 def _spawner() -> _Spawner | None:
     """This thread's spawner if it is serving (started, if need be, for the next bots)."""
+    if _FORK_HERE.get():
+        return None
     spawner = _spawner_of(os.getpid(), threading.get_ident())
     return spawner if spawner is not None and spawner.serving() else None
 

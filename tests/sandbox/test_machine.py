@@ -65,14 +65,26 @@ def first_imports(events: list[tuple[int, str]]) -> list[str]:
     return mine[: mine.index("trio") + 1] if "trio" in mine else mine
 
 
-def test_arena_match_probes_the_machine_and_starts_its_spawner_before_importing_trio(tmp_path):
-    """Both probes and the bot spawner start before trio is imported (their processes run
-    during the imports), once each."""
+def test_arena_match_probes_the_machine_before_importing_trio_and_starts_no_spawner(tmp_path):
+    """Both probes start before trio is imported (their children run during the imports),
+    once; one game's two bots are forked by the arena itself, without a bot spawner."""
     game = ["wrigglers", str(BOT), str(BOT), "-o", "size=9", "-o", "max_turns=4", "-q"]
     events = audited(tmp_path, "match", *game)
-    assert first_imports(events) == ["probe", "probe", "spawner", "trio"]
+    assert first_imports(events) == ["probe", "probe", "trio"]
     assert [what for _, what in events].count("probe") == 2
-    assert [what for _, what in events].count("spawner") == 1
+    assert "spawner" not in [what for _, what in events]
+
+
+async def test_forking_here_ends_with_its_block() -> None:
+    """`forking_here` holds for what runs inside it (a trio run started there) and not after:
+    a command run in-process (tests, `arena check` in a loop) leaves the process's later bots
+    to its spawner."""
+    from arena.sandbox import spawner
+
+    assert spawner._FORK_HERE.get() is False
+    with spawner.forking_here():
+        assert spawner._spawner() is None
+    assert spawner._FORK_HERE.get() is False
 
 
 def test_arena_match_in_docker_mode_probes_nothing(tmp_path):
