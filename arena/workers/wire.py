@@ -129,11 +129,12 @@ def encode_reply(reply: dict[str, Any]) -> bytes:
     return encode(first) + text
 
 
-#: a run of digits that may be an integer orjson would read as a float (see `decode`): not
-#: the digits after a decimal point (a record's times, 0.00012345678901234567, are floats
-#: whichever parser reads them; taking them for integers sent most records to the standard
-#: library, several times slower)
-_LONG_DIGITS = re.compile(rb"(?<![.0-9])[0-9]{19,}")
+#: a run of digits that may be an integer orjson would read as a float (see `decode`), unless
+#: it follows a decimal point (a record's times, 0.00012345678901234567, are floats whichever
+#: parser reads them; taking them for integers sent most records to the standard library,
+#: several times slower). A plain pattern, the point looked at apart: a lookbehind made the
+#: scan of a record reply's head 100 times slower (24 us, more than the rest of its decoding)
+_LONG_DIGITS = re.compile(rb"[0-9]{19,}")
 _INT64_MAX = 2**63 - 1
 
 
@@ -145,6 +146,9 @@ def decode(line: bytes) -> Any:
     import orjson
 
     for m in _LONG_DIGITS.finditer(line):
+        start = m.start()
+        if start and line[start - 1] == 0x2E:  # "." (a run starts after a non-digit)
+            continue
         digits = m.group()
         if len(digits) > 19 or int(digits) > _INT64_MAX:
             return json.loads(line)
