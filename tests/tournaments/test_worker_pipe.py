@@ -118,3 +118,29 @@ async def test_a_record_reply_without_its_whole_text_is_the_workers_death():
         await _receive_from(lines[: lines.index(b"\n") + 20])  # cut short, then closed
     other = encode_reply({"type": "void", "game_id": "g1", "fault": "worker", "reason": "x"})
     assert other == encode({"type": "void", "game_id": "g1", "fault": "worker", "reason": "x"})
+
+
+@settings(max_examples=300)
+@given(
+    parts=st.lists(
+        st.one_of(
+            st.integers(min_value=-(2**70), max_value=2**70).map(str),
+            st.floats(allow_nan=False, allow_infinity=False).map(repr),
+            st.sampled_from([".", "e", "-", " ", '"', "0" * 19, "9" * 20]),
+        ),
+        max_size=8,
+    )
+)
+def test_a_long_integer_is_found_wherever_it_stands(parts):
+    """`decode` sends a line to the standard library exactly when a run of digits, not after
+    a point, is an integer beyond 64 bits (orjson would read it as a float)."""
+    import re
+
+    from arena.workers.wire import _INT64_MAX, _long_integer
+
+    line = "".join(parts).encode()
+    expected = any(
+        len(m.group()) > 19 or int(m.group()) > _INT64_MAX
+        for m in re.finditer(rb"(?<![.0-9])[0-9]{19,}", line)
+    )
+    assert _long_integer(line) == expected
