@@ -66,6 +66,8 @@ class Worker:
     ) -> None:
         self.name = name
         self.log = log
+        #: the worker's start-up line: it was started again when the log has one more
+        self.starts = self._started_lines()
         self.out = open(log, "ab")  # noqa: SIM115
         self.proc = subprocess.Popen(
             [
@@ -100,7 +102,20 @@ class Worker:
             stderr=self.out,
         )
 
+    def _started_lines(self) -> int:
+        if not self.log.exists():
+            return 0
+        return self.log.read_text(errors="replace").count(f"worker: {self.name} started:")
+
     def stop(self, sig: int = signal.SIGTERM) -> int:
+        if sig == signal.SIGTERM:
+            # a worker asked to stop while still starting up (imports, registering: seconds
+            # on a loaded machine) is ended by the signal, not stopped: stop a started one
+            wait_until(
+                lambda: self.proc.poll() is not None or self._started_lines() > self.starts,
+                f"worker {self.name} to start",
+                120,
+            )
         if self.proc.poll() is None:
             self.proc.send_signal(sig)
         try:
