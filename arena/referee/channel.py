@@ -295,15 +295,14 @@ class BotChannel(Seat):
                 # woken by the write on its CPU preempts it) gave the bot that time unseen.
                 meter.written(written - writing if at_once else 0.0)
             if self._reply is None and self._stdout_fd is not None and self.error is None:
-                self._read_now()
-                if self._reply is None and self.shares_cpu and self.error is None:
+                if self.shares_cpu:
                     # the bot can run only when the referee does not: let it run now rather
                     # than once the referee sleeps, and an instant reply is read here without
                     # two trips through the scheduler (a bot woken by the write often takes
-                    # the CPU at once anyway; either way its run is the referee's run-queue
-                    # wait: arena/referee/accounting.py)
+                    # the CPU at once anyway, and then the yield returns at once; either way
+                    # its run is the referee's run-queue wait: arena/referee/accounting.py)
                     os.sched_yield()
-                    self._read_now()
+                self._read_now()
             if self._reply is None and not self.eof and self.error is None:
                 if meter is not None:
                     meter.waiting()

@@ -231,8 +231,12 @@ unit = st.floats(min_value=0.0, max_value=1.0)
 
 def own_at(m: Measures, a: float, b: float) -> float:
     """The bot's own time had the reply come `a` of the way into the referee's wait, and had
-    the bot had the request `b` of the referee's lag before the wall clock started."""
-    return m.wall + b * m.lag - host_share(replace(m, late=a * m.late))
+    the bot had the request `b` of the referee's lag before the wall clock started. Its
+    runnable wait is counted from before the request was written (the meter's first sample),
+    so it may have come in that part of the lag too: the host's share is of the whole time
+    the bot had the request."""
+    had = m.wall + b * m.lag
+    return had - host_share(replace(m, wall=had, late=a * m.late))
 
 
 @given(measures(), deadlines, margins, unit, unit)
