@@ -346,11 +346,11 @@ class SlotPool:
 def sweep_leftovers(cache: Path) -> list[str]:
     """Remove what dead arena processes of this machine left; a line per kind removed."""
     from arena.league.botcache import BotCache
-    from arena.sandbox import cgroups, docker, process
+    from arena.sandbox import cgroups, docker, hostres
 
     done = []
     n = cgroups.sweep_stale(cgroups.CgroupSystem.detect())
-    n += process.sweep_stale_scratch(Path(os.environ.get("TMPDIR", "/tmp")))
+    n += hostres.sweep_stale_scratch(Path(os.environ.get("TMPDIR", "/tmp")))
     if n:
         done.append(f"{n} bot cgroup(s) or scratch dir(s)")
     if docker.docker_available() is None:
