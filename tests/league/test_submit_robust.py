@@ -10,6 +10,7 @@ several at once, refused ones, and the operator's `bot add` of a bot with a buil
 
 from __future__ import annotations
 
+import contextlib
 import gzip
 import io
 import os
@@ -300,7 +301,10 @@ def test_an_upload_beyond_what_is_drained_is_answered_and_closed(served) -> None
 
     server, token, port = served
     sock = raw_post(server, token, DRAIN_LIMIT * 2)
-    sock.sendall(b"\0" * (1 << 20))
+    # the server may answer and stop reading before this much is sent (it drains no more
+    # than DRAIN_LIMIT): a send cut short by its close is what is tested, not a failure
+    with contextlib.suppress(BrokenPipeError, ConnectionResetError):
+        sock.sendall(b"\0" * (1 << 20))
     answer = read_answer(sock)
     assert answer.startswith(b"HTTP/1.1 413 "), answer[:200]
     assert b"connection: close" in answer.lower()

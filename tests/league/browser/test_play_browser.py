@@ -127,7 +127,9 @@ def test_play_a_whole_game_against_random_py_by_clicking(driver, served, tmp_pat
         clicks += 1
         assert clicks < 40, "the game should have ended"
 
-    wait(driver, lambda d: state(d)[0] == "final", 30, "the game recorded")
+    # the bot's end, its exit and the record's commit: seconds on a loaded machine (three test
+    # processes on two cores once took more than 30)
+    wait(driver, lambda d: state(d)[0] == "final", 120, "the game recorded")
     result = driver.find_element(By.ID, "result")
     assert result.is_displayed(), "no result shown"
     assert re.match(r"(You win|You lose|Draw) \((1-0|0-1|1/2-1/2), ", result.text), result.text
