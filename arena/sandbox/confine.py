@@ -24,6 +24,7 @@ import contextlib
 import ctypes
 import errno
 import functools
+import gc
 import os
 import resource
 import signal
@@ -364,6 +365,29 @@ class Confinement:
 
 #: the bot's file descriptors from 3 up to this are closed before it execs
 MAX_FD = os.sysconf("SC_OPEN_MAX") if hasattr(os, "sysconf") else 1 << 16
+
+
+def fork_child(
+    argv: list[str],
+    candidates: tuple[bytes, ...],
+    env: dict[str, str],
+    plan: Confinement,
+    std: tuple[int, int, int],
+    report: int,
+) -> int:
+    """Fork this process into a confined child that execs `argv` (`exec_child`); its pid.
+    The collector stays off around the fork: a collection in the child would touch (and so
+    copy) every object of the arena's heap."""
+    gc_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        pid = os.fork()
+        if pid == 0:  # the child: never returns
+            exec_child(argv, candidates, env, plan, std, report)
+    finally:
+        if gc_enabled:
+            gc.enable()
+    return pid
 
 
 def exec_child(

@@ -13,7 +13,6 @@ from __future__ import annotations
 import atexit
 import contextlib
 import functools
-import gc
 import os
 import shutil
 import tempfile
@@ -21,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from arena.sandbox.cgroups import CgroupSystem, sweep_stale
-from arena.sandbox.confine import Confinement, exec_child
+from arena.sandbox.confine import Confinement, fork_child
 from arena.sandbox.hostres import scratch_base, sweep_stale_scratch
 
 
@@ -78,17 +77,10 @@ class _Probe:
             env = dict(os.environ)
             # its standard streams and its failure report (`true` says nothing) go nowhere
             null = os.open(os.devnull, os.O_RDWR | os.O_CLOEXEC)
-            gc_enabled = gc.isenabled()
-            gc.disable()  # no collection in the child: it would touch (copy) every object
             try:
-                pid = os.fork()
-                if pid == 0:  # the child: never returns
-                    exec_child(["true"], candidates, env, plan, (null, null, null), null)
+                self.pid = fork_child(["true"], candidates, env, plan, (null, null, null), null)
             finally:
-                if gc_enabled:
-                    gc.enable()
                 os.close(null)
-            self.pid = pid
         except OSError:  # not forked: the layers are taken as not working
             self.close()
 

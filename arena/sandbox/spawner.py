@@ -21,7 +21,6 @@ import contextvars
 import dataclasses
 import errno
 import functools
-import gc
 import os
 import pickle
 import signal
@@ -32,7 +31,7 @@ import threading
 import warnings
 from collections.abc import Iterator
 
-from arena.sandbox.confine import Confinement, exec_child
+from arena.sandbox.confine import Confinement, fork_child
 from arena.sandbox.zygote import READY, clone_number, send_request
 
 # Python >= 3.12 warns at every os.fork of a process with threads (trio's worker threads)
@@ -153,16 +152,7 @@ def _fork(
     report: int,
 ) -> int:
     """Fork the bot from this process (where no spawner serves it)."""
-    gc_enabled = gc.isenabled()
-    gc.disable()  # no collection in the child: it would touch (copy) every object
-    try:
-        pid = os.fork()
-        if pid == 0:  # the child: never returns
-            exec_child(argv, candidates, env, plan, std, report)
-    finally:
-        if gc_enabled:
-            gc.enable()
-    return pid
+    return fork_child(argv, candidates, env, plan, std, report)
 
 
 #: seconds the spawner has to answer a request (it forks at once: milliseconds)
