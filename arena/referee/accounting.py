@@ -134,8 +134,7 @@ class OwnClock(trio.abc.Instrument):
 
     def close(self) -> None:
         """The game is over: out of the run, and the descriptor closed."""
-        self.armed = 0
-        self._start = -1
+        self.idle()
         if self._installed:
             self._installed = False
             with contextlib.suppress(KeyError, RuntimeError):  # RuntimeError: the run is over
